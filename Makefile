@@ -1,0 +1,84 @@
+# Positional Encoding, Explained and Verified — the two commands are `make book` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# Jupyter Book writes into $(BOOKOUT)/_build; helpers building in parallel can pass BOOKOUT=/tmp/x
+BOOKOUT ?= .
+HTML := $(BOOKOUT)/_build/html
+NOTEBOOKS := $(sort $(wildcard notebooks/*.ipynb))
+# Browser tests need Chromium; `.ci/run` installs it. REQUIRE_BROWSER=1 turns "not run" into a failure.
+REQUIRE_BROWSER ?= 0
+export PYTHONHASHSEED := 0
+export MPLBACKEND := module://matplotlib_inline.backend_inline
+
+.PHONY: help venv lab-venv book serve test lint unit nbval build-check browser execute bench clean
+
+help:
+	@echo "make book     install (into .venv) and build the website into $(HTML)"
+	@echo "make test     install and run every check: lint, unit/property tests, nbval, clean build, browser"
+	@echo "make serve    serve the built website on http://127.0.0.1:8000"
+	@echo "make lab      open the notebooks in JupyterLab"
+	@echo "make execute  re-run every notebook in place, deterministically (refreshes stored outputs)"
+	@echo "make bench    run the benchmarks (not part of make test)"
+
+# ---- installation: one shared, idempotent step --------------------------------------------------
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	@touch $@
+
+lab-venv: $(VENV)/.lab-installed
+
+$(VENV)/.lab-installed: requirements-lab.txt $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -r requirements-lab.txt
+	@touch $@
+
+# ---- the website ----------------------------------------------------------------------------------
+book: venv
+	rm -rf $(BOOKOUT)/_build
+	$(BIN)/jupyter-book build . --builder html --path-output $(BOOKOUT) -W -n --keep-going
+	@echo "The book is at $(abspath $(HTML))/index.html (make serve to browse it)"
+
+serve:
+	@test -f $(HTML)/index.html || $(MAKE) book
+	$(BIN)/python -m http.server 8000 --bind 127.0.0.1 --directory $(HTML)
+
+lab: lab-venv
+	$(BIN)/jupyter lab notebooks/
+
+# ---- the checks -----------------------------------------------------------------------------------
+test: venv
+	$(MAKE) lint
+	$(MAKE) unit
+	$(MAKE) nbval
+	$(MAKE) book
+	@echo "make test: every check passed"
+
+lint: venv
+	$(BIN)/ruff check pe_lib tests tools
+	$(BIN)/ruff check notebooks
+
+unit: venv
+	$(BIN)/pytest -m "not browser" --cov=pe_lib --cov-branch --cov-report=term-missing --cov-fail-under=100
+
+nbval: venv
+	$(BIN)/pytest -p no:cacheprovider --nbval --nbval-current-env \
+	  --nbval-sanitize-with tests/nbval_sanitize.cfg -o addopts= -o testpaths= $(NOTEBOOKS)
+
+browser: venv
+	REQUIRE_BROWSER=$(REQUIRE_BROWSER) BOOK_HTML=$(abspath $(HTML)) \
+	  $(BIN)/pytest -m browser -o addopts=-ra tests/browser
+
+execute: venv
+	$(BIN)/python tools/execute.py $(NOTEBOOKS)
+
+bench: venv
+	$(BIN)/python tests/benchmarks/run.py
+
+clean:
+	rm -rf $(BOOKOUT)/_build .pytest_cache .hypothesis .coverage

@@ -1,0 +1,49 @@
+"""The offset map M(phi): PE(p + phi) = M(phi) PE(p), with M orthogonal and independent of p."""
+
+import numpy as np
+from hypothesis import given
+from strategies import bases, d_models, offsets, positions
+
+import pe_lib
+
+
+@given(d=d_models, phi=offsets, base=bases)
+def test_shift_matrix_is_orthogonal(d, phi, base):
+    m = pe_lib.shift_matrix(phi, d, base=base)
+    np.testing.assert_allclose(m @ m.T, np.eye(d), atol=1e-13)
+
+
+@given(d=d_models, p=positions, phi=offsets, base=bases)
+def test_shift_matrix_maps_pe_p_to_pe_p_plus_phi(d, p, phi, base):
+    m = pe_lib.shift_matrix(phi, d, base=base)
+    pe_p, pe_shifted = pe_lib.sinusoidal([p, p + phi], d, base=base)
+    # angle rounding error is of order eps * |p|, so the tolerance scales with the positions
+    np.testing.assert_allclose(m @ pe_p, pe_shifted, atol=1e-12 * (1 + abs(p) + abs(phi)))
+
+
+@given(d=d_models, phi=offsets)
+def test_shift_matrix_blocks(d, phi):
+    m = pe_lib.shift_matrix(phi, d)
+    theta = phi * pe_lib.frequencies(d)
+    for k in [0, d // 2 - 1]:
+        block = m[2 * k : 2 * k + 2, 2 * k : 2 * k + 2]
+        c, s = np.cos(theta[k]), np.sin(theta[k])
+        np.testing.assert_array_equal(block, [[c, s], [-s, c]])
+    # nothing outside the 2x2 blocks
+    mask = np.kron(np.eye(d // 2), np.ones((2, 2))).astype(bool)
+    assert np.all(m[~mask] == 0)
+
+
+@given(d=d_models, phi=offsets, base=bases)
+def test_apply_shift_equals_matrix_product(d, phi, base):
+    rng = np.random.default_rng(d)
+    x = rng.normal(size=(3, 5, d))
+    expected = x @ pe_lib.shift_matrix(phi, d, base=base).T
+    np.testing.assert_allclose(pe_lib.apply_shift(x, phi, base=base), expected, atol=1e-12)
+
+
+def test_shifts_compose():
+    a, b = 3.25, -11.0
+    np.testing.assert_allclose(
+        pe_lib.shift_matrix(a, 16) @ pe_lib.shift_matrix(b, 16), pe_lib.shift_matrix(a + b, 16), atol=1e-14
+    )

@@ -1,0 +1,94 @@
+"""Properties of the sinusoidal table, each stated with its ranges and checked numerically."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import bases, d_models, positions
+
+import pe_lib
+
+
+@given(d=d_models, base=bases, pos=st.lists(positions, min_size=1, max_size=20))
+def test_values_lie_in_unit_interval(d, base, pos):
+    # every entry is a sine or a cosine, so -1 <= PE(p, j) <= 1 for all p and 0 <= j < d
+    table = pe_lib.sinusoidal(pos, d, base=base)
+    assert table.shape == (len(pos), d)
+    assert np.all(np.abs(table) <= 1.0)
+
+
+@given(d=d_models, base=bases, pos=st.lists(positions, min_size=1, max_size=20))
+def test_squared_norm_is_half_d(d, base, pos):
+    # ||PE(p)||^2 = sum_k (sin^2 + cos^2) = d/2 for every real p
+    table = pe_lib.sinusoidal(pos, d, base=base)
+    np.testing.assert_allclose(np.sum(table**2, axis=1), d / 2, rtol=1e-13)
+
+
+@given(d=d_models, p=positions, q=positions)
+def test_dot_product_depends_only_on_offset(d, p, q):
+    # PE(p) . PE(q) = sum_k cos(omega_k (p - q)), for all real p, q
+    a, b = pe_lib.sinusoidal([p, q], d)
+    omega = pe_lib.frequencies(d)
+    expected = np.sum(np.cos(omega * (p - q)))
+    # each angle carries a rounding error of order eps * |p|, so the tolerance scales with |p|
+    tol = 1e-12 * d * (1 + abs(p) + abs(q))
+    assert abs(a @ b - expected) <= tol
+    # and the same offset elsewhere gives the same dot product
+    c, e = pe_lib.sinusoidal([p + 7.0, q + 7.0], d)
+    assert abs(c @ e - a @ b) <= 2 * tol + 1e-12 * d * 14
+
+
+@given(d=d_models, n=st.integers(min_value=0, max_value=40), base=bases)
+def test_split_layout_is_a_column_permutation(d, n, base):
+    interleaved = pe_lib.sinusoidal(n, d, base=base)
+    split = pe_lib.sinusoidal(n, d, base=base, layout="split")
+    half = d // 2
+    perm = np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])  # sines first, then cosines
+    np.testing.assert_array_equal(split, interleaved[:, perm])
+    assert split.shape == (n, d) and half * 2 == d
+
+
+@given(d=d_models, n=st.integers(min_value=0, max_value=30), base=bases,
+       convention=st.sampled_from(["paper", "tensor2tensor"]), layout=st.sampled_from(["interleaved", "split"]))
+def test_loop_and_vectorized_agree(d, n, base, convention, layout):
+    if convention == "tensor2tensor" and d == 2:
+        return  # undefined for d=2; tested in test_validation
+    fast = pe_lib.sinusoidal(n, d, base=base, convention=convention, layout=layout)
+    slow = pe_lib.sinusoidal_loop(n, d, base=base, convention=convention, layout=layout)
+    np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-15)
+
+
+def test_int_positions_mean_zero_to_n_minus_one():
+    np.testing.assert_array_equal(pe_lib.sinusoidal(5, 8), pe_lib.sinusoidal(np.arange(5), 8))
+    assert pe_lib.sinusoidal(0, 8).shape == (0, 8)
+
+
+def test_position_zero_alternates_zero_and_one():
+    np.testing.assert_array_equal(pe_lib.sinusoidal(1, 512)[0], np.tile([0.0, 1.0], 256))
+
+
+def test_fractional_and_negative_positions():
+    omega = pe_lib.frequencies(6)
+    table = pe_lib.sinusoidal([-1.5, 0.25], 6)
+    np.testing.assert_allclose(table[0, 0::2], np.sin(-1.5 * omega), rtol=0, atol=1e-16)
+    np.testing.assert_allclose(table[1, 1::2], np.cos(0.25 * omega), rtol=0, atol=1e-16)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_dtype_is_respected(dtype):
+    assert pe_lib.sinusoidal(10, 16, dtype=dtype).dtype == dtype
+
+
+def test_float32_error_grows_with_position():
+    # In float32 the angle pos * omega is rounded to 24 bits, so its absolute error grows like
+    # pos * 2**-24: the worst error over a window of positions must rise with the window's start.
+    d = 64
+    starts = [10, 1_000, 100_000]
+    errors = []
+    for s in starts:
+        pos = np.arange(s, s + 256)
+        exact = pe_lib.sinusoidal(pos, d)
+        low = pe_lib.sinusoidal(pos, d, dtype=np.float32).astype(np.float64)
+        errors.append(np.abs(low - exact).max())
+    assert errors[0] < errors[1] < errors[2]
+    assert errors[0] < 1e-5 < errors[2]  # from float32 rounding noise to visibly wrong digits

@@ -1,0 +1,118 @@
+"""Every bad argument gets a ValueError (or TypeError) whose message says what to pass instead."""
+
+import numpy as np
+import pytest
+
+import pe_lib
+
+
+@pytest.mark.parametrize(
+    ("d_model", "match"),
+    [
+        (3, r"d_model must be a positive even integer .* got 3; try 4"),
+        (0, r"d_model must be a positive even integer .* got 0; try 2"),
+        (-4, r"d_model must be a positive even integer .* got -4"),
+        (8.0, r"d_model must be a positive even integer such as 512, got 8.0 of type float \(use int"),
+        (7.5, r"d_model must be a positive even integer such as 512, got 7.5 of type float$"),
+        ("512", r"got '512' of type str"),
+        (True, r"got True of type bool"),
+    ],
+)
+def test_bad_d_model(d_model, match):
+    with pytest.raises(ValueError, match=match):
+        pe_lib.sinusoidal(4, d_model)
+    with pytest.raises(ValueError, match=match):
+        pe_lib.frequencies(d_model)
+
+
+@pytest.mark.parametrize(
+    ("base", "match"),
+    [
+        (1.0, r"base must be a finite number greater than 1 \(the paper uses 10000.0\), got 1.0"),
+        (0.5, r"greater than 1 .* got 0.5"),
+        (-10, r"got -10.0"),
+        (float("nan"), r"got nan"),
+        (float("inf"), r"got inf"),
+        ("10000", r"base must be a real number greater than 1 such as 10000.0, got '10000'"),
+        (None, r"got None"),
+    ],
+)
+def test_bad_base(base, match):
+    with pytest.raises(ValueError, match=match):
+        pe_lib.sinusoidal(4, 8, base=base)
+    with pytest.raises(ValueError, match=match):
+        pe_lib.shift_matrix(1.0, 8, base=base)
+
+
+@pytest.mark.parametrize(
+    ("positions", "error", "match"),
+    [
+        ([0.0, float("nan")], ValueError, r"positions must all be finite, got nan"),
+        ([float("inf")], ValueError, r"got inf"),
+        (np.zeros((2, 3)), ValueError, r"positions must be 1-D .* got shape \(2, 3\); flatten it"),
+        (np.float64(3.0), ValueError, r"got shape \(\)"),
+        (-1, ValueError, r"count of positions and must be >= 0, got -1"),
+        ("abc", TypeError, r"got a string 'abc'"),
+        (["a", "b"], TypeError, r"must hold real numbers, got an array of dtype <U1"),
+        ([[1, 2], [3]], ValueError, r"must be a 1-D sequence of real numbers"),
+        (True, TypeError, r"got True"),
+        ([1 + 2j], TypeError, r"dtype complex128"),
+    ],
+)
+def test_bad_positions(positions, error, match):
+    with pytest.raises(error, match=match):
+        pe_lib.sinusoidal(positions, 8)
+    with pytest.raises(error, match=match):
+        pe_lib.sinusoidal_loop(positions, 8)
+
+
+def test_bad_layout_and_convention():
+    with pytest.raises(ValueError, match=r"layout must be one of 'interleaved', 'split', got 'halves'"):
+        pe_lib.sinusoidal(4, 8, layout="halves")
+    with pytest.raises(ValueError, match=r"convention must be one of 'paper', 'tensor2tensor', got 'fairseq'"):
+        pe_lib.frequencies(8, convention="fairseq")
+
+
+def test_tensor2tensor_needs_d_model_at_least_4():
+    with pytest.raises(ValueError, match=r"zero for d_model=2; use d_model >= 4 or convention='paper'"):
+        pe_lib.sinusoidal(4, 2, convention="tensor2tensor")
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.complex64, "bfloat16", object])
+def test_bad_dtype(dtype):
+    with pytest.raises(ValueError, match=r"dtype must be numpy.float64 \(default\), numpy.float32 or numpy.float16"):
+        pe_lib.sinusoidal(4, 8, dtype=dtype)
+
+
+def test_absurd_sizes_fail_fast():
+    with pytest.raises(ValueError, match=r"exceeds the limit .* ask for fewer positions or a smaller d_model"):
+        pe_lib.sinusoidal(10**9, 512)
+    with pytest.raises(ValueError, match=r"exceeds the limit"):
+        pe_lib.sinusoidal_loop(10**9, 512)
+
+
+@pytest.mark.parametrize("offset", [float("nan"), float("inf"), "3", None])
+def test_bad_offset(offset):
+    with pytest.raises(ValueError, match=r"offset must be a finite real number"):
+        pe_lib.shift_matrix(offset, 8)
+    with pytest.raises(ValueError, match=r"offset must be a finite real number"):
+        pe_lib.apply_shift(np.ones(8), offset)
+
+
+def test_apply_shift_bad_vectors():
+    with pytest.raises(ValueError, match=r"the last axis of vectors must be a positive even integer .* got 3"):
+        pe_lib.apply_shift(np.ones((2, 3)), 1.0)
+    with pytest.raises(ValueError, match=r"got a scalar"):
+        pe_lib.apply_shift(1.0, 1.0)
+    with pytest.raises(ValueError, match=r"vectors must be finite"):
+        pe_lib.apply_shift([np.nan, 1.0], 1.0)
+
+
+@pytest.mark.parametrize(("value", "match"), [(0, r"n must be an integer >= 1, got 0"), (2.0, r"got 2.0"),
+                                              (True, r"got True")])
+def test_check_positive_int(value, match):
+    from pe_lib._validate import check_positive_int
+
+    with pytest.raises(ValueError, match=match):
+        check_positive_int(value, name="n")
+    assert check_positive_int(3, name="n") == 3

@@ -1,0 +1,77 @@
+"""Re-execute notebooks in place, deterministically (``make execute``).
+
+``jupyter execute --inplace`` stamps every cell with execution timestamps and gives every widget
+a fresh random model id, so re-running an unchanged notebook dirties ``git diff``. This script runs
+each notebook top to bottom with nbclient in its own folder and then removes exactly that noise:
+
+* cell ``metadata.execution`` timestamps;
+* widget state in the notebook metadata (the site hides kernel-bound widgets anyway);
+* random widget model ids in outputs, renumbered in order of appearance.
+
+Nothing else is touched: every number a cell prints is stored as printed, and nbval re-checks it.
+Usage: ``python tools/execute.py notebooks/03_the_formula.ipynb [...]``
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+
+
+def _clean(nb: nbformat.NotebookNode) -> None:
+    nb.metadata.pop("widgets", None)
+    nb.metadata.pop("jupytext", None)
+    nb.metadata["kernelspec"] = dict(KERNELSPEC)
+    lang = nb.metadata.get("language_info", {})
+    nb.metadata["language_info"] = {"name": "python", "pygments_lexer": "ipython3"} | {
+        k: v for k, v in lang.items() if k in ("codemirror_mode", "file_extension", "mimetype", "nbconvert_exporter")
+    }
+    ids: dict[str, str] = {}
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        if cell.cell_type != "code":
+            continue
+        for out in cell.get("outputs", []):
+            view = out.get("data", {}).get(WIDGET_MIME)
+            if view and "model_id" in view:
+                old = view["model_id"]
+                view["model_id"] = ids.setdefault(old, f"{len(ids) + 1:032x}")
+
+
+def execute(path: Path, timeout: int = 600) -> None:
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+        record_timing=False,
+    )
+    client.execute()
+    _clean(nb)
+    nbformat.validate(nb)
+    text = nbformat.writes(nb) + "\n"
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+        print(f"updated  {path}")
+    else:
+        print(f"unchanged {path}")
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__)
+        return 2
+    for name in argv:
+        execute(Path(name))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
