@@ -1,0 +1,77 @@
+"""Scaled dot-product attention: rows sum to one, masks and biases act as documented, and
+self-attention without positions is permutation-equivariant."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import pe_lib
+
+
+def _weights(seed, d=8, d_k=4):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(d, d_k)), rng.normal(size=(d, d_k)), rng.normal(size=(d, d_k))
+
+
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 9))
+def test_self_attention_is_permutation_equivariant(seed, n):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 8))
+    w_q, w_k, w_v = _weights(seed)
+    perm = rng.permutation(n)
+    out = pe_lib.self_attention(x, w_q, w_k, w_v)
+    np.testing.assert_allclose(pe_lib.self_attention(x[perm], w_q, w_k, w_v), out[perm], atol=1e-12)
+
+
+def test_softmax_rows_sum_to_one_and_ignore_shift():
+    s = np.array([[1.0, 2.0, 3.0], [1000.0, 1000.0, -np.inf]])
+    p = pe_lib.softmax(s)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    np.testing.assert_allclose(p[1], [0.5, 0.5, 0.0])
+    np.testing.assert_allclose(pe_lib.softmax(s[0] + 50.0), p[0])
+
+
+def test_causal_mask_and_weights():
+    np.testing.assert_array_equal(pe_lib.causal_mask(3), [[1, 0, 0], [1, 1, 0], [1, 1, 1]])
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=(4, 2)), rng.normal(size=(4, 2))
+    w = pe_lib.attention_weights(q, k, causal=True)
+    assert np.all(w[np.triu_indices(4, 1)] == 0)
+    np.testing.assert_allclose(w.sum(axis=1), 1.0)
+    assert w[0, 0] == 1.0
+
+
+def test_bias_is_added_to_scores_per_head():
+    q = np.zeros((2, 2))
+    k = np.zeros((3, 2))
+    bias = np.array([[[0.0, np.log(3.0), 0.0]] * 2, [[0.0, 0.0, 0.0]] * 2])  # (2 heads, 2, 3)
+    w = pe_lib.attention_weights(q, k, bias=bias)
+    assert w.shape == (2, 2, 3)
+    np.testing.assert_allclose(w[0, 0], [0.2, 0.6, 0.2])
+    np.testing.assert_allclose(w[1, 1], [1 / 3] * 3)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: pe_lib.softmax([np.nan, 1.0]), "must not contain NaN or \\+inf"),
+        (lambda: pe_lib.softmax([-np.inf, -np.inf]), "fully masked row"),
+        (lambda: pe_lib.causal_mask(0), "n must be an integer >= 1, got 0"),
+        (lambda: pe_lib.attention_weights(np.ones((2, 3)), np.ones((2, 4))), "same width d_k, got 3 and 4"),
+        (lambda: pe_lib.attention_weights(np.ones(3), np.ones((2, 3))), "q must be 2-D, got shape \\(3,\\)"),
+        (lambda: pe_lib.attention_weights(np.ones((2, 3)), np.ones((3, 3)), causal=True),
+         "as many queries as keys, got 2 and 3"),
+        (lambda: pe_lib.attention_weights(np.ones((2, 3)), np.ones((2, 3)), bias=np.ones((3, 3))),
+         "bias must have shape \\(2, 2\\)"),
+        (lambda: pe_lib.attention_weights(np.ones((2, 3)), np.ones((2, 3)), bias=np.ones((1, 1, 2, 2))),
+         "bias must have shape"),
+        (lambda: pe_lib.self_attention(np.ones((2, 3)), np.ones((4, 2)), np.ones((3, 2)), np.ones((3, 2))),
+         "w_q must have 3 rows"),
+        (lambda: pe_lib.self_attention([[np.inf, 0.0]], np.ones((2, 2)), np.ones((2, 2)), np.ones((2, 2))),
+         "x must be finite"),
+    ],
+)
+def test_bad_arguments(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

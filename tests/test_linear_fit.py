@@ -1,0 +1,55 @@
+"""Least-squares maps: exact for linear data, clearly non-zero residual otherwise."""
+
+import numpy as np
+import pytest
+
+import pe_lib
+
+
+def test_recovers_a_linear_map_and_the_shift_matrix():
+    pos = np.arange(200)
+    # a small base keeps every pair turning fast enough over 200 positions for M to be well determined
+    x = pe_lib.sinusoidal(pos, 8, base=10)
+    y = pe_lib.sinusoidal(pos + 5, 8, base=10)
+    m, rms = pe_lib.fit_linear_map(x, y)
+    assert rms < 1e-12
+    np.testing.assert_allclose(m, pe_lib.shift_matrix(5, 8, base=10), atol=1e-10)
+
+
+def test_sine_alone_is_not_linearly_shiftable():
+    # with only sin(w p) as input, sin(w (p + 1)) = cos(w) sin(w p) + sin(w) cos(w p) needs the cosine
+    pos = np.arange(500)
+    x = np.sin(pos)[:, None]
+    y = np.sin(pos + 1.0)
+    _, rms = pe_lib.fit_linear_map(x, y)
+    assert rms > 0.3
+
+
+def test_intercept_and_r_squared():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(100, 3))
+    y = x @ np.array([1.0, -2.0, 0.5]) + 4.0
+    m, rms = pe_lib.fit_linear_map(x, y, intercept=True)
+    np.testing.assert_allclose(m, [[1.0, -2.0, 0.5, 4.0]], atol=1e-12)
+    assert rms < 1e-12
+    assert pe_lib.r_squared(x, y) == pytest.approx(1.0)
+    assert pe_lib.r_squared(x, rng.normal(size=100)) < 0.2
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "match"),
+    [
+        (np.ones(3), np.ones(3), "x must be 2-D"),
+        (np.ones((3, 2)), np.ones(4), r"y must have shape \(3,\) or \(3, r\)"),
+        (np.ones((3, 2)), np.ones((3, 2, 1)), "y must have shape"),
+        (np.full((3, 2), np.nan), np.ones(3), "must be finite"),
+    ],
+)
+def test_bad_arguments(x, y, match):
+    with pytest.raises(ValueError, match=match):
+        pe_lib.fit_linear_map(x, y)
+
+
+def test_constant_target_has_no_r_squared():
+    with pytest.raises(ValueError, match="y is constant"):
+        pe_lib.r_squared(np.arange(6.0).reshape(3, 2), np.ones(3))
