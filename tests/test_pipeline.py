@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import difflib
 import shutil
 import subprocess
 import sys
@@ -46,5 +47,8 @@ def test_execute_leaves_an_unchanged_notebook_byte_identical(tmp_path):
         capture_output=True, text=True, check=False,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    assert "unchanged" in result.stdout
+    diff = "".join(
+        difflib.unified_diff(CHAPTER.read_text().splitlines(True), target.read_text().splitlines(True), n=2)
+    )
+    assert "unchanged" in result.stdout, f"re-execution changed the notebook:\n{diff[:4000]}"
     assert target.read_bytes() == CHAPTER.read_bytes()
