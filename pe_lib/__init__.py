@@ -4,25 +4,166 @@ One module per idea; every function validates its arguments and documents its fo
 the shape of what it returns.
 """
 
+from .alibi import alibi_bias, alibi_slopes
 from .attention import attention_weights, causal_mask, self_attention, softmax
+from .base_analysis import (
+    base_summary,
+    constant_pairs,
+    first_closer_than_neighbour,
+    nearest_other_position,
+    neighbour_distance,
+    squared_distance,
+)
+from .base_explorer import base_explorer, draw_base_overview
+from .clock import (
+    clock_animation_html,
+    clock_widget,
+    cross_z,
+    draw_clock,
+    draw_word_circles,
+    embedded_positions,
+    hand_positions,
+    player_html,
+    png_frames,
+    rotation_sense,
+)
+from .context_extension import (
+    ntk_base,
+    ntk_frequencies,
+    pi_frequencies,
+    yarn_attention_factor,
+    yarn_frequencies,
+    yarn_ramp,
+)
+from .embedding import (
+    cosine_matrix,
+    nearest_token_accuracy,
+    position_recovery_accuracy,
+    predicted_position_accuracy,
+    random_cosines,
+    random_embeddings,
+    transformer_parameters,
+)
+from .explorer import explorer_figure, explorer_summary, explorer_widget
 from .frequencies import frequencies, wavelengths
+from .layers import init_blocks, layer_norm, mlp, multi_head_attention, run_stack, transformer_block
 from .linear_fit import fit_linear_map, r_squared
+from .plots import binary_digits, bit_wave, heatmap, heatmap_grid, new_figure, zero_crossings
+from .precision import (
+    angle_error,
+    distinct_positions,
+    encoding_error,
+    integer_limit,
+    largest_finite,
+    low_precision_angles,
+    low_precision_sinusoidal,
+    round_to_bfloat16,
+    round_to_precision,
+)
+from .probe import heldout_r_squared, layer_probe, token_spread
+from .relative import first_negative, first_rise, mass_on_offset, offset_attention, offset_attention_projections
+from .rope import rope, rope_decay_bound
 from .shift import apply_shift, shift_matrix
 from .similarity import dot_profile
 from .sinusoidal import sinusoidal, sinusoidal_loop
+from .t5 import t5_relative_bucket
+from .variants import (
+    IMPLEMENTATIONS,
+    buggy_sinusoidal,
+    fairseq_positions,
+    fairseq_sinusoidal,
+    implementation_table,
+    layout_permutation,
+    permutation_matrix,
+)
 
 __all__ = [
+    "IMPLEMENTATIONS",
+    "alibi_bias",
+    "alibi_slopes",
+    "angle_error",
     "apply_shift",
     "attention_weights",
+    "base_explorer",
+    "base_summary",
+    "binary_digits",
+    "bit_wave",
+    "buggy_sinusoidal",
     "causal_mask",
+    "clock_animation_html",
+    "clock_widget",
+    "constant_pairs",
+    "cosine_matrix",
+    "cross_z",
+    "distinct_positions",
     "dot_profile",
+    "draw_base_overview",
+    "draw_clock",
+    "draw_word_circles",
+    "embedded_positions",
+    "encoding_error",
+    "explorer_figure",
+    "explorer_summary",
+    "explorer_widget",
+    "fairseq_positions",
+    "fairseq_sinusoidal",
+    "first_closer_than_neighbour",
+    "first_negative",
+    "first_rise",
     "fit_linear_map",
     "frequencies",
+    "hand_positions",
+    "heatmap",
+    "heatmap_grid",
+    "heldout_r_squared",
+    "implementation_table",
+    "init_blocks",
+    "integer_limit",
+    "largest_finite",
+    "layer_norm",
+    "layer_probe",
+    "layout_permutation",
+    "low_precision_angles",
+    "low_precision_sinusoidal",
+    "mass_on_offset",
+    "mlp",
+    "multi_head_attention",
+    "nearest_other_position",
+    "nearest_token_accuracy",
+    "neighbour_distance",
+    "new_figure",
+    "ntk_base",
+    "ntk_frequencies",
+    "offset_attention",
+    "offset_attention_projections",
+    "permutation_matrix",
+    "pi_frequencies",
+    "player_html",
+    "png_frames",
+    "position_recovery_accuracy",
+    "predicted_position_accuracy",
     "r_squared",
+    "random_cosines",
+    "random_embeddings",
+    "rope",
+    "rope_decay_bound",
+    "rotation_sense",
+    "round_to_bfloat16",
+    "round_to_precision",
+    "run_stack",
     "self_attention",
     "shift_matrix",
     "sinusoidal",
     "sinusoidal_loop",
     "softmax",
+    "squared_distance",
+    "t5_relative_bucket",
+    "token_spread",
+    "transformer_block",
+    "transformer_parameters",
     "wavelengths",
+    "yarn_attention_factor",
+    "yarn_frequencies",
+    "yarn_ramp",
+    "zero_crossings",
 ]

@@ -34,6 +34,11 @@ def check_d_model(d_model, *, name: str = "d_model") -> int:
             f"{name} must be a positive even integer (each frequency fills a sin/cos pair), "
             f"got {d_model}; try {max(2, d_model + (d_model % 2))}"
         )
+    if d_model > MAX_TABLE_ELEMENTS:  # refuse before anything of this width is allocated
+        raise ValueError(
+            f"{name} = {d_model:,} is too large: at most {MAX_TABLE_ELEMENTS:,} (one row of it is 2 GiB); "
+            "real models use 512 to 16384"
+        )
     return d_model
 
 
@@ -88,6 +93,11 @@ def check_positions(positions, *, name: str = "positions") -> np.ndarray:
         n = int(positions)
         if n < 0:
             raise ValueError(f"{name} as an int is a count of positions and must be >= 0, got {n}")
+        if n > MAX_TABLE_ELEMENTS // 2:  # every table has >= 2 columns: refuse before allocating
+            raise ValueError(
+                f"{name}: a table of {n:,} positions exceeds the limit of {MAX_TABLE_ELEMENTS:,} values "
+                "(2 GiB of float64) even at d_model = 2; ask for fewer positions or a smaller d_model"
+            )
         return np.arange(n, dtype=np.float64)
     if isinstance(positions, (str, bytes)):
         raise TypeError(f"{name} must be an int n or a 1-D sequence of real numbers, got a string {positions!r}")
@@ -110,6 +120,22 @@ def check_positions(positions, *, name: str = "positions") -> np.ndarray:
         bad = arr[~np.isfinite(arr)][0]
         raise ValueError(f"{name} must all be finite, got {float(bad)!r} among them")
     return arr
+
+
+def as_real_array(x, *, name: str) -> np.ndarray:
+    """Return ``x`` as a float64 array; ``TypeError`` if it does not hold real numbers (strings,
+    complex, objects), ``ValueError`` if it is ragged. Finiteness and shape are the caller's to check."""
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"{name} must be an array of real numbers, got a string {x!r}")
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError) as exc:  # ragged nested lists
+        raise ValueError(f"{name} must be a rectangular array of real numbers: {exc}") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{name} must hold real numbers, got an array of dtype {arr.dtype}; pass a numpy float array"
+        )
+    return arr.astype(np.float64, copy=False)
 
 
 def check_table_size(n: int, d: int, *, what: str = "table") -> None:

@@ -10,18 +10,25 @@ causal mask (query ``i`` sees keys ``j <= i`` only).
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
-from ._validate import check_positive_int
+from ._validate import as_real_array, check_positive_int, check_table_size
 
 
 def _as_finite_array(x, *, name: str, ndim: int | None = None) -> np.ndarray:
-    arr = np.asarray(x, dtype=np.float64)
+    arr = as_real_array(x, name=name)
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite, got NaN or infinity among its values")
     return arr
+
+
+def _check_no_overflow(arr: np.ndarray, what: str) -> None:
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{what} overflow float64 (finite inputs, infinite products); scale the inputs down")
 
 
 def softmax(scores, axis: int = -1) -> np.ndarray:
@@ -30,19 +37,26 @@ def softmax(scores, axis: int = -1) -> np.ndarray:
     Entries equal to ``-inf`` (masked) get weight 0; each slice must have one finite entry.
     Returns an array of the same shape as ``scores``.
     """
-    s = np.asarray(scores, dtype=np.float64)
+    s = as_real_array(scores, name="scores")
     if np.any(np.isnan(s)) or np.any(s == np.inf):
         raise ValueError("scores must not contain NaN or +inf (use -inf to mask an entry)")
+    width = max(s.ndim, 1)
+    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral) or not -width <= axis < width:
+        raise ValueError(f"axis must be an integer from {-width} to {width - 1}, got {axis!r}")
+    if s.ndim and s.shape[axis] == 0:
+        raise ValueError(f"scores has no entries along axis {axis} (shape {s.shape}); a softmax needs at least one")
     top = np.max(s, axis=axis, keepdims=True)
     if np.any(top == -np.inf):
         raise ValueError("every softmax slice needs at least one entry that is not -inf (fully masked row)")
-    e = np.exp(s - top)  # subtracting the max avoids overflow and does not change the result
+    with np.errstate(over="ignore"):  # s - top may overflow to -inf, whose weight is exactly 0
+        e = np.exp(s - top)  # subtracting the max avoids overflow and does not change the result
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
 def causal_mask(n: int) -> np.ndarray:
     """Boolean ``(n, n)`` matrix, True where query ``i`` may attend to key ``j`` (``j <= i``)."""
     n = check_positive_int(n, name="n")
+    check_table_size(n, n, what="causal mask")
     return np.tril(np.ones((n, n), dtype=bool))
 
 
@@ -57,12 +71,18 @@ def attention_weights(q, k, *, bias=None, causal: bool = False) -> np.ndarray:
     k = _as_finite_array(k, name="k", ndim=2)
     if q.shape[1] != k.shape[1]:
         raise ValueError(f"q and k must have the same width d_k, got {q.shape[1]} and {k.shape[1]}")
-    scores = q @ k.T / np.sqrt(q.shape[1])  # q_i . k_j / sqrt(d_k)
+    if q.shape[1] == 0 or k.shape[0] == 0:
+        raise ValueError(f"attention needs d_k >= 1 and at least one key, got q {q.shape} and k {k.shape}")
+    check_table_size(q.shape[0], k.shape[0], what="score matrix")
+    with np.errstate(over="ignore", invalid="ignore"):  # checked below, with a clearer message
+        scores = q @ k.T / np.sqrt(q.shape[1])  # q_i . k_j / sqrt(d_k)
     if bias is not None:
         b = _as_finite_array(bias, name="bias")
         if b.shape[-2:] != scores.shape or b.ndim not in (2, 3):
             raise ValueError(f"bias must have shape {scores.shape} or (heads, *{scores.shape}), got {b.shape}")
-        scores = scores + b
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = scores + b
+    _check_no_overflow(scores, "the scores q k^T / sqrt(d_k) (+ bias)")
     if causal:
         if q.shape[0] != k.shape[0]:
             raise ValueError(f"causal attention needs as many queries as keys, got {q.shape[0]} and {k.shape[0]}")
@@ -83,5 +103,9 @@ def self_attention(x, w_q, w_k, w_v, *, bias=None, causal: bool = False) -> np.n
     for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v)):
         if w.shape[0] != x.shape[1]:
             raise ValueError(f"{name} must have {x.shape[1]} rows (the width of x), got shape {w.shape}")
-    weights = attention_weights(x @ w_q, x @ w_k, bias=bias, causal=causal)
-    return weights @ (x @ w_v)
+    with np.errstate(over="ignore", invalid="ignore"):  # checked below, with a clearer message
+        q, k, v = x @ w_q, x @ w_k, x @ w_v
+    for name, proj in (("x @ w_q", q), ("x @ w_k", k), ("x @ w_v", v)):
+        _check_no_overflow(proj, name)
+    weights = attention_weights(q, k, bias=bias, causal=causal)
+    return weights @ v

@@ -50,4 +50,9 @@ def wavelengths(d_model: int, *, base: float = 10_000.0, convention: str = "pape
 
     Shape ``(d_model // 2,)``, increasing geometrically from :math:`2\pi`.
     """
-    return 2.0 * np.pi / frequencies(d_model, base=base, convention=convention)
+    omega = frequencies(d_model, base=base, convention=convention)
+    with np.errstate(over="ignore"):
+        lam = 2.0 * np.pi / omega  # lambda_k = 2 pi / omega_k
+    if not np.all(np.isfinite(lam)):  # only for a base near the float64 limit (omega ~ 1/base)
+        raise ValueError(f"base={base!r} is so large that 2*pi/omega overflows float64; use a base below 1e300")
+    return lam

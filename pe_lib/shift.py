@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_d_model, check_finite_real
+from ._validate import as_real_array, check_d_model, check_finite_real, check_table_size
 from .frequencies import frequencies
 
 
@@ -29,6 +29,7 @@ def shift_matrix(offset: float, d_model: int, *, base: float = 10_000.0) -> np.n
     """
     phi = check_finite_real(offset, name="offset")
     d_model = check_d_model(d_model)
+    check_table_size(d_model, d_model, what="shift matrix")
     theta = phi * frequencies(d_model, base=base)  # theta_k = phi * omega_k
     c, s = np.cos(theta), np.sin(theta)
     m = np.zeros((d_model, d_model))
@@ -46,7 +47,7 @@ def apply_shift(vectors, offset: float, *, base: float = 10_000.0) -> np.ndarray
     ``vectors`` has shape ``(..., d)`` with ``d`` even; each (sin, cos) pair is rotated by
     ``offset * omega_k`` in O(d) work instead of O(d^2). Returns an array of the same shape.
     """
-    x = np.asarray(vectors, dtype=np.float64)
+    x = as_real_array(vectors, name="vectors")
     if x.ndim == 0:
         raise ValueError("vectors must have shape (..., d_model), got a scalar")
     d_model = check_d_model(x.shape[-1], name="the last axis of vectors")
@@ -54,9 +55,11 @@ def apply_shift(vectors, offset: float, *, base: float = 10_000.0) -> np.ndarray
         raise ValueError("vectors must be finite, got NaN or infinity among them")
     phi = check_finite_real(offset, name="offset")
     theta = phi * frequencies(d_model, base=base)
-    c, s = np.cos(theta), np.sin(theta)
-    sin_part, cos_part = x[..., 0::2], x[..., 1::2]
-    out = np.empty_like(x)
-    out[..., 0::2] = c * sin_part + s * cos_part  # sin(a + t) = cos t sin a + sin t cos a
-    out[..., 1::2] = c * cos_part - s * sin_part  # cos(a + t) = cos t cos a - sin t sin a
+    # A (sin a, cos a) pair lies in memory like the complex number z = sin a + i cos a, and
+    # z * exp(-i t) = [cos t sin a + sin t cos a] + i [cos t cos a - sin t sin a] = sin(a + t) + i cos(a + t):
+    # the rotation M_k(phi) is one complex multiplication per pair, in a single pass.
+    rotation = np.cos(theta) - 1j * np.sin(theta)  # exp(-i theta_k)
+    z = np.ascontiguousarray(x).view(np.complex128)  # shape (..., d/2)
+    out = np.empty(x.shape)
+    np.multiply(z, rotation, out=out.view(np.complex128))
     return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_positions
+from ._validate import check_d_model, check_positions, check_table_size
 from .frequencies import frequencies
 
 
@@ -19,5 +19,6 @@ def dot_profile(offsets, d_model: int, *, base: float = 10_000.0, convention: st
     ``f(0) = d_model / 2`` and ``f(-Δ) = f(Δ)``.
     """
     delta = check_positions(offsets, name="offsets")
+    check_table_size(delta.size, check_d_model(d_model) // 2, what="table of angles")
     omega = frequencies(d_model, base=base, convention=convention)
     return np.cos(np.multiply.outer(delta, omega)).sum(axis=1)  # sum_k cos(omega_k * delta)

@@ -22,7 +22,7 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 PAGES = sorted((ROOT / "book").glob("*.md"))
 
 # a decimal number (0.8219, -0.41614684, 1e-12 is handled as "1e-12"), or an integer >= 100
-NUMBER = re.compile(r"(?<![\w.])-?(?:\d+\.\d+(?:e[-+]?\d+)?|\d+e[-+]?\d+|\d{3,}(?:,\d{3})*)(?![\w])")
+NUMBER = re.compile(r"(?<![\w.,])-?(?:\d+\.\d+(?:e[-+]?\d+)?|\d+e[-+]?\d+|\d{1,3}(?:,\d{3})+|\d{3,})(?![\w]|,\d)")
 # Not prose: code spans, links' targets, cross-reference labels, cite keys, math is kept (it is prose).
 STRIP = [
     re.compile(p, re.S)
@@ -89,3 +89,5 @@ def test_the_check_can_fail():
     nb.cells = [nbformat.v4.new_markdown_cell("The value is 0.8219 and 9646.6."),
                 nbformat.v4.new_code_cell("print(x)", outputs=[nbformat.v4.new_output("stream", text="0.8219\n")])]
     assert _missing(set().union(prose_numbers(nb.cells[0].source)), output_text(nb), set()) == ["9646.6"]
+    # thousands separators are read as one number, and match the same number printed without them
+    assert prose_numbers("at 1,146,053 and 1146054 and 2.5") == {"1146053", "1146054", "2.5"}

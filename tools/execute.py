@@ -6,7 +6,8 @@ each notebook top to bottom with nbclient in its own folder and then removes exa
 
 * cell ``metadata.execution`` timestamps;
 * widget state in the notebook metadata (the site hides kernel-bound widgets anyway);
-* random widget model ids in outputs, renumbered in order of appearance.
+* random widget model ids in outputs, renumbered in order of appearance;
+* arbitrary splits of one cell's printed output into several stream outputs (merged).
 
 Nothing else is touched: every number a cell prints is stored as printed, and nbval re-checks it.
 Usage: ``python tools/execute.py notebooks/03_the_formula.ipynb [...]``
@@ -52,6 +53,7 @@ def execute(path: Path, timeout: int = 600) -> None:
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
         record_timing=False,
+        coalesce_streams=True,  # the kernel splits print output at arbitrary points; merge it
     )
     client.execute()
     _clean(nb)

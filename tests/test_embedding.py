@@ -1,0 +1,204 @@
+"""Token embedding + positional encoding: random vocabularies, nearest-neighbour read-outs, cosines
+of random vectors, and the parameter count of adding versus concatenating."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import pe_lib
+
+
+# ---- independent, slow reference implementations (loops, explicit distances) ---------------------
+def _nearest_token_loop(e, n, base=10_000.0):
+    pe = pe_lib.sinusoidal_loop(n, e.shape[1], base=base)
+    hits = 0
+    for v in range(e.shape[0]):
+        for p in range(n):
+            x = e[v] + pe[p]
+            hits += int(np.argmin([np.sum((x - row) ** 2) for row in e]) == v)
+    return hits / (e.shape[0] * n)
+
+
+def _position_loop(e, n, tolerance=0, base=10_000.0):
+    pe = pe_lib.sinusoidal_loop(n, e.shape[1], base=base)
+    hits = 0
+    for v in range(e.shape[0]):
+        for p in range(n):
+            x = e[v] + pe[p]
+            p_hat = int(np.argmin([np.sum((x - row) ** 2) for row in pe]))
+            hits += int(abs(p_hat - p) <= tolerance)
+    return hits / (e.shape[0] * n)
+
+
+# ---- random_embeddings -----------------------------------------------------------------------------
+def test_embeddings_are_deterministic_and_seeded():
+    a = pe_lib.random_embeddings(5, 8, seed=3)
+    assert a.shape == (5, 8)
+    np.testing.assert_array_equal(a, pe_lib.random_embeddings(5, 8, seed=3))
+    assert not np.array_equal(a, pe_lib.random_embeddings(5, 8, seed=4))
+
+
+def test_default_scale_is_sqrt_d_model_times_the_unscaled_init():
+    unscaled = pe_lib.random_embeddings(7, 32, seed=1, scale=1.0)
+    np.testing.assert_allclose(pe_lib.random_embeddings(7, 32, seed=1), np.sqrt(32) * unscaled, rtol=1e-15)
+    np.testing.assert_allclose(pe_lib.random_embeddings(7, 32, seed=1, scale=2.5), 2.5 * unscaled, rtol=1e-15)
+
+
+@pytest.mark.parametrize("d", [16, 128, 512])
+def test_squared_norms_match_the_tensor2tensor_initialisation(d):
+    # entries N(0, 1/d): E||e||^2 = 1; after the sqrt(d) factor E||e||^2 = d (std of the mean ~ 0.3%)
+    unscaled = pe_lib.random_embeddings(4000, d, seed=0, scale=1.0)
+    assert np.mean(np.sum(unscaled**2, axis=1)) == pytest.approx(1.0, rel=0.03)
+    assert np.std(unscaled) == pytest.approx(d**-0.5, rel=0.03)
+    scaled = pe_lib.random_embeddings(4000, d, seed=0)
+    assert np.mean(np.sum(scaled**2, axis=1)) == pytest.approx(d, rel=0.03)
+
+
+# ---- nearest-neighbour read-outs --------------------------------------------------------------------
+@given(seed=st.integers(0, 1000), vocab=st.integers(1, 6), n=st.integers(1, 7),
+       d=st.sampled_from([2, 4, 8]), scale=st.sampled_from([0.3, 1.0, 3.0]))
+def test_fast_read_outs_agree_with_the_loops(seed, vocab, n, d, scale):
+    e = pe_lib.random_embeddings(vocab, d, seed=seed, scale=scale)
+    assert pe_lib.nearest_token_accuracy(e, n, base=50.0) == pytest.approx(_nearest_token_loop(e, n, base=50.0))
+    for tol in (0, 1):
+        assert pe_lib.position_recovery_accuracy(e, n, base=50.0, tolerance=tol) == pytest.approx(
+            _position_loop(e, n, tolerance=tol, base=50.0))
+
+
+def test_far_apart_tokens_are_always_recovered_and_tiny_ones_never_hide_the_position():
+    big = 100.0 * np.eye(8)  # orthogonal tokens of norm 100; PE has norm 2 for d = 8
+    assert pe_lib.nearest_token_accuracy(big, 20) == 1.0
+    tiny = 1e-6 * np.eye(8)
+    assert pe_lib.position_recovery_accuracy(tiny, 20) == 1.0
+    # tokens that are identical cannot be told apart: argmin picks the first of each tie
+    twins = np.vstack([big[0], big[0]])
+    assert pe_lib.nearest_token_accuracy(twins, 5) == 0.5
+
+
+def test_huge_tokens_drown_the_position_and_tolerance_helps():
+    e = pe_lib.random_embeddings(30, 16, seed=0, scale=40.0)
+    exact = pe_lib.position_recovery_accuracy(e, 32)
+    assert exact < 0.5
+    assert pe_lib.position_recovery_accuracy(e, 32, tolerance=2) > exact
+    assert pe_lib.position_recovery_accuracy(e, 32, tolerance=31) == 1.0
+
+
+def test_the_sqrt_d_scale_keeps_the_token_readable_and_the_unscaled_init_does_not():
+    scaled = pe_lib.random_embeddings(100, 256, seed=0)
+    unscaled = pe_lib.random_embeddings(100, 256, seed=0, scale=1.0)
+    assert pe_lib.nearest_token_accuracy(scaled, 32) == 1.0
+    assert pe_lib.nearest_token_accuracy(unscaled, 32) < 0.5
+    assert pe_lib.position_recovery_accuracy(unscaled, 32) == 1.0
+
+
+@pytest.mark.parametrize("d", [128, 512, 1024])
+def test_neighbour_formula_predicts_the_measured_position_accuracy(d):
+    measured = pe_lib.position_recovery_accuracy(pe_lib.random_embeddings(400, d, seed=2), 64)
+    assert pe_lib.predicted_position_accuracy(d, 64) == pytest.approx(measured, abs=0.02)
+
+
+def test_predicted_accuracy_limits():
+    assert pe_lib.predicted_position_accuracy(64, 1) == 1.0  # a single position cannot be confused
+    assert pe_lib.predicted_position_accuracy(64, 50, token_std=1e-3) == pytest.approx(1.0)
+    loud = pe_lib.predicted_position_accuracy(64, 50, token_std=1e3)
+    assert loud == pytest.approx(1 - 2 * 49 / 50 * 0.5, abs=1e-3)  # each neighbour wins half the time
+    assert pe_lib.predicted_position_accuracy(64, 50, token_std=2.0) < pe_lib.predicted_position_accuracy(64, 50)
+
+
+# ---- cosines ----------------------------------------------------------------------------------------
+def test_cosine_matrix_matches_the_definition():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(3, 5)), rng.normal(size=(4, 5))
+    c = pe_lib.cosine_matrix(a, b)
+    assert c.shape == (3, 4)
+    assert c[1, 2] == pytest.approx(a[1] @ b[2] / np.linalg.norm(a[1]) / np.linalg.norm(b[2]))
+    np.testing.assert_allclose(np.diag(pe_lib.cosine_matrix(a, a)), 1.0)
+    np.testing.assert_allclose(pe_lib.cosine_matrix(a, -a).diagonal(), -1.0)
+
+
+@pytest.mark.parametrize("dim", [4, 16, 100, 1000])
+def test_mean_squared_cosine_is_one_over_dim(dim):
+    c = pe_lib.random_cosines(dim, 20_000, seed=1)
+    assert c.shape == (20_000,)
+    assert np.all(np.abs(c) <= 1.0)
+    assert np.mean(c**2) * dim == pytest.approx(1.0, rel=0.05)
+    assert abs(np.mean(c)) < 4 / np.sqrt(20_000 * dim)  # mean 0, std of the mean 1/sqrt(n dim)
+    np.testing.assert_array_equal(c, pe_lib.random_cosines(dim, 20_000, seed=1))
+
+
+def test_random_cosines_agree_with_cosine_matrix():
+    rng = np.random.default_rng(7)
+    x, y = rng.normal(size=(5, 12)), rng.normal(size=(5, 12))
+    np.testing.assert_allclose(pe_lib.random_cosines(12, 5, seed=7), np.diag(pe_lib.cosine_matrix(x, y)))
+
+
+# ---- parameter counts -------------------------------------------------------------------------------
+def _count_by_shapes(width, vocab, d_token, n_layers, d_ff, heads, d_k):
+    inner = heads * d_k
+    linear = lambda m, n: [(m, n), (n,)]  # noqa: E731 - weight and bias
+    attention = linear(width, inner) * 3 + linear(inner, width)
+    ffn = linear(width, d_ff) + linear(d_ff, width)
+    norm = [(width,), (width,)]
+    enc = attention + ffn + norm * 2
+    dec = attention * 2 + ffn + norm * 3
+    shapes = [(vocab, d_token)] + (enc + dec) * n_layers
+    if width != d_token:
+        shapes.append((width, vocab))
+    return sum(int(np.prod(s)) for s in shapes)
+
+
+@pytest.mark.parametrize(
+    ("width", "d_token"), [(512, 512), (1024, 512), (576, 512), (8, 8), (12, 8)]
+)
+def test_parameter_total_matches_a_count_of_weight_shapes(width, d_token):
+    got = pe_lib.transformer_parameters(width, vocab_size=37, d_token=d_token, n_layers=2, d_ff=24,
+                                        num_heads=2, d_k=3)
+    assert got["total"] == _count_by_shapes(width, 37, d_token, 2, 24, 2, 3)
+    assert got["total"] == got["embedding"] + got["encoder"] + got["decoder"] + got["output_projection"]
+    assert (got["output_projection"] == 0) == (width == d_token)
+
+
+def test_concatenation_costs_more_than_addition():
+    add = pe_lib.transformer_parameters(512, vocab_size=37000, d_token=512)
+    cat = pe_lib.transformer_parameters(1024, vocab_size=37000, d_token=512)
+    assert add["embedding"] == cat["embedding"] == 37000 * 512
+    assert cat["encoder"] > 1.5 * add["encoder"]
+    assert cat["output_projection"] == 1024 * 37000
+
+
+# ---- bad arguments ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: pe_lib.random_embeddings(0, 8), "vocab_size must be an integer >= 1, got 0"),
+        (lambda: pe_lib.random_embeddings(4, 7), "d_model must be a positive even integer"),
+        (lambda: pe_lib.random_embeddings(4, 8, seed=-1), "seed must be an integer >= 0, got -1"),
+        (lambda: pe_lib.random_embeddings(4, 8, scale=0.0), r"scale must be positive \(None means sqrt"),
+        (lambda: pe_lib.random_embeddings(4, 8, scale=np.nan), "scale must be a finite real number"),
+        (lambda: pe_lib.random_embeddings(2**20, 2**10), "exceeds the limit"),
+        (lambda: pe_lib.nearest_token_accuracy(np.ones(8), 4), r"2-D array .* got shape \(8,\)"),
+        (lambda: pe_lib.nearest_token_accuracy(np.ones((0, 8)), 4), r"at least one row, got shape \(0, 8\)"),
+        (lambda: pe_lib.nearest_token_accuracy(np.ones((3, 5)), 4), "the width of embeddings must be a positive even"),
+        (lambda: pe_lib.nearest_token_accuracy(np.full((3, 4), np.nan), 4), "embeddings must be finite"),
+        (lambda: pe_lib.nearest_token_accuracy(np.ones((3, 4)), 0), "n_positions must be an integer >= 1, got 0"),
+        (lambda: pe_lib.position_recovery_accuracy(np.ones((3, 4)), 4, tolerance=-1),
+         "tolerance must be an integer >= 0, got -1"),
+        (lambda: pe_lib.position_recovery_accuracy(np.ones((3, 4)), 2**15), "exceeds the limit"),
+        (lambda: pe_lib.predicted_position_accuracy(64, 10, token_std=0.0), "token_std must be positive, got 0.0"),
+        (lambda: pe_lib.predicted_position_accuracy(63, 10), "d_model must be a positive even integer"),
+        (lambda: pe_lib.cosine_matrix(np.ones((2, 3)), np.ones((2, 4))), "same number of columns"),
+        (lambda: pe_lib.cosine_matrix(np.ones(3), np.ones((2, 3))), "must be 2-D"),
+        (lambda: pe_lib.cosine_matrix(np.full((1, 3), np.inf), np.ones((2, 3))), "must be finite"),
+        (lambda: pe_lib.cosine_matrix(np.zeros((1, 3)), np.ones((2, 3))), "zero vector is undefined"),
+        (lambda: pe_lib.random_cosines(0, 3), "dim must be an integer >= 1, got 0"),
+        (lambda: pe_lib.random_cosines(3, 0), "n_pairs must be an integer >= 1, got 0"),
+        (lambda: pe_lib.transformer_parameters(256, vocab_size=10, d_token=512),
+         r"d_token \(512\) cannot exceed the model width \(256\)"),
+        (lambda: pe_lib.transformer_parameters(512, vocab_size=10, d_token=512, n_layers=0),
+         "n_layers must be an integer >= 1, got 0"),
+    ],
+)
+def test_bad_arguments(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

@@ -1,0 +1,81 @@
+"""The chapter-4 explorer (pe_lib.explorer): summary, figure, and the widget driven like a learner would."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import bases, d_models
+
+import pe_lib
+
+
+@given(n=st.integers(min_value=1, max_value=10_000), d=d_models, base=bases)
+def test_summary_counts_the_pairs_that_turn_within_the_sequence(n, d, base):
+    info = pe_lib.explorer_summary(n, d, base)
+    lam = pe_lib.wavelengths(d, base=base)
+    assert info["pairs"] == d // 2
+    assert info["full_turns"] == sum(1 for x in lam if x <= n)
+    assert info["shortest"] == pytest.approx(2 * np.pi)
+    assert info["longest"] == lam[-1]
+    if d > 2:
+        assert info["ratio"] == pytest.approx(base ** (2 / d))
+
+
+def test_summary_for_one_pair_has_no_ratio():
+    info = pe_lib.explorer_summary(10, 2)
+    assert np.isnan(info["ratio"]) and info["full_turns"] == 1
+
+
+def test_summary_for_the_paper():
+    info = pe_lib.explorer_summary(128, 512)
+    # lambda_k = 2 pi 10000^(2k/512) <= 128  <=>  k <= 256 * log(128 / 2 pi) / log(10000) = 83.7
+    assert info["full_turns"] == 84
+
+
+@pytest.mark.parametrize(("args", "match"), [
+    ((0, 8), "n_positions must be an integer >= 1"),
+    ((4, 7), "d_model must be a positive even integer"),
+    ((4, 8, 1.0), "base must be a finite number greater than 1"),
+])
+def test_summary_validates(args, match):
+    with pytest.raises(ValueError, match=match):
+        pe_lib.explorer_summary(*args)
+
+
+def test_explorer_figure_shows_table_and_wavelengths():
+    fig = pe_lib.explorer_figure(20, 16, 100.0)
+    heat, wave = fig.axes[0], fig.axes[1]
+    np.testing.assert_array_equal(heat.images[0].get_array(), pe_lib.sinusoidal(20, 16, base=100.0))
+    assert wave.get_yscale() == "log"
+    np.testing.assert_allclose(wave.lines[0].get_ydata(), pe_lib.wavelengths(16, base=100.0))
+    info = pe_lib.explorer_summary(20, 16, 100.0)
+    assert wave.get_title() == f"{info['full_turns']} of 8 pairs turn fully within the sequence"
+
+
+def test_explorer_figure_refuses_huge_tables():
+    with pytest.raises(ValueError, match="exceeds the limit"):
+        pe_lib.explorer_figure(2**20, 2**10)
+
+
+def test_explorer_widget_sliders_redraw_the_figure():
+    w = pe_lib.explorer_widget(32, 64)
+    length, d_model, base = w.children[:3]
+    assert w.result.axes[0].images[0].get_array().shape == (32, 64)
+    length.value = 50
+    assert w.result.axes[0].images[0].get_array().shape == (50, 64)
+    d_model.value = 128
+    assert w.result.axes[0].images[0].get_array().shape == (50, 128)
+    before = w.result.axes[1].lines[0].get_ydata()[-1]
+    base.value = 100.0
+    after = w.result.axes[1].lines[0].get_ydata()[-1]
+    assert after < before
+    np.testing.assert_allclose(after, pe_lib.wavelengths(128, base=100.0)[-1])
+
+
+def test_explorer_widget_validates():
+    with pytest.raises(ValueError, match="d_model"):
+        pe_lib.explorer_widget(32, 63)

@@ -1,0 +1,113 @@
+"""Held-out linear probes: 1 for a linear read-out, about 0 for noise, negative when over-fitted,
+and the per-sequence centring and token spread used by the depth experiment."""
+
+import numpy as np
+import pytest
+
+import pe_lib
+
+
+def test_heldout_r_squared_is_one_for_a_linear_target():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(300, 5))
+    y = x @ rng.normal(size=(5, 2)) + 3.0
+    assert pe_lib.heldout_r_squared(x[:200], y[:200], x[200:], y[200:]) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_heldout_r_squared_is_near_zero_for_unrelated_data():
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=(4000, 4)), rng.normal(size=4000)
+    assert abs(pe_lib.heldout_r_squared(x[:2000], y[:2000], x[2000:], y[2000:])) < 0.01
+
+
+def test_heldout_r_squared_exposes_overfitting_that_the_training_fit_hides():
+    rng = np.random.default_rng(2)
+    x, y = rng.normal(size=(100, 40)), rng.normal(size=100)
+    train_r2 = pe_lib.r_squared(x[:45], y[:45])  # 41 parameters, 45 rows: fits much of the noise
+    assert train_r2 > 0.5
+    assert pe_lib.heldout_r_squared(x[:45], y[:45], x[45:], y[45:]) < 0
+
+
+@pytest.mark.parametrize(
+    ("shapes", "match"),
+    [
+        (((10, 2), (10,), (5, 3), (5,)), "same widths, got x 2 vs 3"),
+        (((10, 2), (10,), (5, 2), (5, 2)), "same widths"),
+        (((10, 2), (10,), (5, 2), (4,)), "as many rows, got 5 and 4"),
+        (((3, 2), (3,), (5, 2), (5,)), "3 parameters per output but only 3 training rows"),
+        (((10, 2, 1), (10,), (5, 2), (5,)), r"x_train must be 1-D or 2-D \(samples, \.\.\.\), got shape \(10, 2, 1\)"),
+    ],
+)
+def test_heldout_r_squared_rejects_bad_shapes(shapes, match):
+    arrays = [np.arange(np.prod(s), dtype=float).reshape(s) ** 0.5 for s in shapes]
+    with pytest.raises(ValueError, match=match):
+        pe_lib.heldout_r_squared(*arrays)
+
+
+def test_heldout_r_squared_rejects_constant_or_non_finite_test_data():
+    x = np.random.default_rng(3).normal(size=(20, 2))
+    with pytest.raises(ValueError, match="y_test is constant"):
+        pe_lib.heldout_r_squared(x, x[:, 0], x, np.ones(20))
+    with pytest.raises(ValueError, match="x_test must be finite"):
+        pe_lib.heldout_r_squared(x, x[:, 0], np.full((2, 2), np.nan), np.ones(2))
+
+
+def _states(batch=12, n=16, d=6, seed=0):
+    """Layer 0: position written linearly into the vectors plus noise; layer 1: noise only."""
+    rng = np.random.default_rng(seed)
+    pos = np.arange(n, dtype=float)
+    layer0 = np.outer(pos, rng.normal(size=d))[None] + 0.01 * rng.normal(size=(batch, n, d))
+    layer1 = rng.normal(size=(batch, n, d))
+    return np.stack([layer0, layer1]), pos
+
+
+def test_layer_probe_reads_a_written_position_and_not_noise():
+    states, pos = _states()
+    r2 = pe_lib.layer_probe(states, pos, n_train=8)
+    assert r2.shape == (2,)
+    assert r2[0] > 0.999
+    assert r2[1] < 0.1
+    # a multi-output target, e.g. the encoding of the position
+    r2_pe = pe_lib.layer_probe(states, pe_lib.sinusoidal(16, 4, base=10), n_train=8)
+    assert r2_pe[0] > r2_pe[1]
+
+
+def test_centring_removes_per_sequence_offsets():
+    states, pos = _states(seed=4)
+    offsets = np.random.default_rng(5).normal(scale=1e3, size=(1, 12, 1, 6))  # one vector per sequence
+    np.testing.assert_allclose(
+        pe_lib.layer_probe(states + offsets, pos, n_train=8), pe_lib.layer_probe(states, pos, n_train=8), atol=1e-8
+    )
+    # without centring, large offsets seen on only eight training sequences spoil the probe
+    assert pe_lib.layer_probe(states + offsets, pos, n_train=8, center=False)[0] < 0.9
+
+
+@pytest.mark.parametrize(
+    ("states_shape", "target_shape", "n_train", "match"),
+    [
+        ((2, 12, 16), (16,), 8, r"states must have shape \(n_layers \+ 1, batch, n, d\)"),
+        ((2, 12, 16, 6), (15,), 8, r"target must have shape \(16,\) or \(16, r\)"),
+        ((2, 12, 16, 6), (16, 2, 2), 8, "one row per position"),
+        ((2, 12, 16, 6), (16,), 12, "n_train must leave test sequences: got n_train=12 of batch=12"),
+        ((2, 12, 16, 6), (16,), 0, "n_train must be an integer >= 1"),
+    ],
+)
+def test_layer_probe_rejects_bad_arguments(states_shape, target_shape, n_train, match):
+    with pytest.raises(ValueError, match=match):
+        pe_lib.layer_probe(np.ones(states_shape), np.arange(np.prod(target_shape)).reshape(target_shape),
+                           n_train=n_train)
+
+
+def test_token_spread():
+    same = np.broadcast_to(np.arange(1.0, 5.0), (3, 2, 7, 4))  # every token identical
+    np.testing.assert_array_equal(pe_lib.token_spread(same), 0.0)
+    centred = np.array([[[1.0, -1.0], [-1.0, 1.0]]])  # (1 layer, n=2, d=2), sequence mean 0
+    np.testing.assert_allclose(pe_lib.token_spread(centred), [1.0])
+    half = np.array([[[2.0, 0.0], [0.0, 0.0]]])  # mean (1, 0): deviation norm sqrt(2), total 2
+    np.testing.assert_allclose(pe_lib.token_spread(half), [np.sqrt(2) / 2])
+    states = pe_lib.run_stack(np.random.default_rng(0).normal(size=(2, 5, 8)), pe_lib.init_blocks(2, 8))
+    assert pe_lib.token_spread(states).shape == (3,)
+    with pytest.raises(ValueError, match="states must have shape"):
+        pe_lib.token_spread(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="a layer is all zeros"):
+        pe_lib.token_spread(np.zeros((1, 2, 3)))

@@ -1,0 +1,75 @@
+"""T5's relative position buckets: exact near the query, logarithmic further away, one side each."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import pe_lib
+
+
+def test_hand_computed_defaults():
+    # 32 buckets, bidirectional: 16 per side, 8 exact; log buckets ln(a/8)/ln(16) * 8, capped at 15
+    cases = {0: 0, -1: 1, -7: 7, -8: 8, -11: 8, -12: 9, -16: 10, -32: 12, -64: 14, -127: 15, -128: 15,
+             -10_000: 15, 1: 17, 7: 23, 8: 24, 16: 26, 128: 31, 10_000: 31}
+    rel = np.array(list(cases))
+    np.testing.assert_array_equal(pe_lib.t5_relative_bucket(rel), list(cases.values()))
+    # ln(12/8)/ln(16) * 8 = 1.17 -> bucket 8 + 1
+    assert int(8 + np.floor(np.log(12 / 8) / np.log(16) * 8)) == 9
+
+
+def test_hand_computed_unidirectional():
+    # decoder: 32 buckets for the past, 16 exact; future keys share bucket 0
+    rel = np.array([5, 1, 0, -1, -15, -16, -32, -64, -128, -500])
+    np.testing.assert_array_equal(pe_lib.t5_relative_bucket(rel, bidirectional=False),
+                                  [0, 0, 0, 1, 15, 16, 21, 26, 31, 31])
+
+
+@given(bidirectional=st.booleans(), half=st.integers(2, 32), max_distance=st.integers(1, 1000))
+def test_range_monotonicity_and_exact_region(bidirectional, half, max_distance):
+    num_buckets = 2 * half
+    per_side = half if bidirectional else num_buckets
+    exact = per_side // 2
+    if max_distance <= exact:
+        max_distance = exact + 1
+    past = pe_lib.t5_relative_bucket(-np.arange(0, 3 * max_distance), bidirectional=bidirectional,
+                                     num_buckets=num_buckets, max_distance=max_distance)
+    assert past.min() == 0 and past.max() <= per_side - 1
+    assert np.all(np.diff(past) >= 0)  # farther never means a smaller bucket
+    np.testing.assert_array_equal(past[:exact], np.arange(exact))  # one bucket per small distance
+    assert np.all(past[max_distance:] == per_side - 1)  # everything from max_distance on shares the last
+    future = pe_lib.t5_relative_bucket(np.arange(1, 3 * max_distance), bidirectional=bidirectional,
+                                       num_buckets=num_buckets, max_distance=max_distance)
+    if bidirectional:
+        np.testing.assert_array_equal(future, per_side + past[1:])  # mirror image in the upper half
+    else:
+        assert np.all(future == 0)
+
+
+def test_shapes_and_scalars():
+    i = np.arange(6)
+    rel = i[None, :] - i[:, None]  # key - query
+    buckets = pe_lib.t5_relative_bucket(rel)
+    assert buckets.shape == (6, 6) and buckets.dtype == np.int64
+    np.testing.assert_array_equal(np.diag(buckets), 0)
+    assert pe_lib.t5_relative_bucket(-3) == 3
+    assert pe_lib.t5_relative_bucket(np.int32(3)) == 19
+
+
+@pytest.mark.parametrize(
+    ("rel", "kwargs", "match"),
+    [
+        (np.array([1.5]), {}, r"relative_position must hold integers .* got an array of dtype float64"),
+        ("3", {}, r"relative_position must hold integers"),
+        (True, {}, r"relative_position must hold integers"),
+        (1, {"bidirectional": 1}, r"bidirectional must be True or False, got 1"),
+        (1, {"num_buckets": 2}, r"num_buckets must be an integer >= 4, got 2"),
+        (1, {"num_buckets": 1, "bidirectional": False}, r"num_buckets must be an integer >= 2, got 1"),
+        (1, {"num_buckets": 33}, r"num_buckets must be even when bidirectional .* got 33"),
+        (1, {"max_distance": 0}, r"max_distance must be an integer >= 1, got 0"),
+        (1, {"max_distance": 8}, r"max_distance must exceed the 8 exactly-bucketed distances .* got 8"),
+    ],
+)
+def test_validation(rel, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        pe_lib.t5_relative_bucket(rel, **kwargs)
