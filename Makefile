@@ -9,6 +9,7 @@ HTML := $(BOOKOUT)/_build/html
 NOTEBOOKS := $(sort $(wildcard notebooks/*.ipynb))
 # Browser tests need Chromium; `.ci/run` installs it. REQUIRE_BROWSER=1 turns "not run" into a failure.
 REQUIRE_BROWSER ?= 0
+CHROMIUM ?= /usr/bin/chromium
 export PYTHONHASHSEED := 0
 export MPLBACKEND := module://matplotlib_inline.backend_inline
 
@@ -42,6 +43,7 @@ $(VENV)/.lab-installed: requirements-lab.txt $(VENV)/.installed
 book: venv
 	rm -rf $(BOOKOUT)/_build
 	$(BIN)/jupyter-book build . --builder html --path-output $(BOOKOUT) -W -n --keep-going
+	$(BIN)/python tools/site_report.py $(HTML)
 	@echo "The book is at $(abspath $(HTML))/index.html (make serve to browse it)"
 
 serve:
@@ -57,10 +59,12 @@ test: venv
 	$(MAKE) unit
 	$(MAKE) nbval
 	$(MAKE) book
-	@echo "make test: every check passed"
+	$(MAKE) browser
+	@if [ -x "$(CHROMIUM)" ]; then echo "make test: every check passed"; \
+	else echo "make test: every other check passed, but the BROWSER TESTS WERE NOT RUN (no Chromium at $(CHROMIUM))"; fi
 
 lint: venv
-	$(BIN)/ruff check pe_lib tests tools
+	$(BIN)/ruff check pe_lib tests tools _ext
 	$(BIN)/ruff check notebooks
 
 unit: venv
@@ -70,9 +74,11 @@ nbval: venv
 	$(BIN)/pytest -p no:cacheprovider --nbval --nbval-current-env \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg -o addopts= -o testpaths= $(NOTEBOOKS)
 
+# The website in headless Chromium (tests/browser); needs the site that `make book` built.
 browser: venv
-	REQUIRE_BROWSER=$(REQUIRE_BROWSER) BOOK_HTML=$(abspath $(HTML)) \
-	  $(BIN)/pytest -m browser -o addopts=-ra tests/browser
+	@test -f $(HTML)/index.html || { echo "no built site at $(HTML): run make book first"; exit 1; }
+	REQUIRE_BROWSER=$(REQUIRE_BROWSER) BOOK_HTML=$(abspath $(HTML)) CHROMIUM=$(CHROMIUM) \
+	  $(BIN)/pytest -p no:cacheprovider -m browser -o addopts="-ra --strict-markers" --durations=5 tests/browser
 
 execute: venv
 	$(BIN)/python tools/execute.py $(NOTEBOOKS)
