@@ -1,0 +1,452 @@
+"""Benchmarks of the book (``make bench``; not part of ``make test``, nothing here is asserted).
+
+Usage::
+
+    python tests/benchmarks/run.py            # the table, shifts and widgets (about a minute)
+    python tests/benchmarks/run.py --book     # also nbval, a clean build and an execution of every notebook
+    python tests/benchmarks/run.py --quick    # fewer repetitions, results not saved
+
+Every comparison is a ratio measured in one run: the implementations being compared are timed in
+turn, round after round (``time.perf_counter``), and the median, fastest and slowest runs are kept.
+The results go to ``book/_data/performance.json`` and into the generated block of
+``book/performance.md`` (unless ``--no-save``). Without ``--book`` the previous whole-book figures
+are kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import gc
+import importlib
+import inspect
+import io
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # widgets draw without a front end here; figures are rendered to PNG explicitly
+
+import mpmath  # noqa: E402
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import report  # noqa: E402
+
+import pe_lib  # noqa: E402
+
+ROOT = report.ROOT
+SIN = importlib.import_module("pe_lib.sinusoidal")
+SIZES = [(128, 512), (2048, 512), (16384, 1024)]
+WIDGET_GOAL_MS = 100.0
+
+
+# ---- the two references, written from the formula ----------------------------------------------------
+def double_loop(n: int, d: int, base: float = 10_000.0) -> np.ndarray:
+    """The articles' first implementation: a loop over positions, a loop over pairs."""
+    pe = np.zeros((n, d))
+    for pos in range(n):
+        for i in range(0, d, 2):
+            pe[pos, i] = math.sin(pos / base ** (i / d))  # PE(pos, 2k)   = sin(pos / base^(2k/d))
+            pe[pos, i + 1] = math.cos(pos / base ** (i / d))  # PE(pos, 2k+1) = cos(pos / base^(2k/d))
+    return pe
+
+
+def vectorized(n: int, d: int, base: float = 10_000.0) -> np.ndarray:
+    """The common numpy form: angles as an outer product, then strided writes into a zeroed table."""
+    pe = np.zeros((n, d))
+    position = np.arange(n, dtype=np.float64)[:, None]
+    omega = np.exp(np.arange(0, d, 2) * -(math.log(base) / d))  # base^(-2k/d)
+    pe[:, 0::2] = np.sin(position * omega)
+    pe[:, 1::2] = np.cos(position * omega)
+    return pe
+
+
+def write_floor(n: int, d: int) -> np.ndarray:
+    """What no implementation can beat: allocating and writing the same bytes once."""
+    out = np.empty((n, d))
+    out.fill(0.5)
+    return out
+
+
+# ---- measuring -------------------------------------------------------------------------------------
+def summarize(times: list[float]) -> dict:
+    return {"median": statistics.median(times), "min": min(times), "max": max(times), "runs": len(times)}
+
+
+def race(fns: dict, rounds: int) -> dict:
+    """Time each function ``rounds`` times, in turn within each round; one warm-up call each."""
+    for fn in fns.values():
+        fn()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        gc.collect()  # once per round: a collection right before a call would also flush the caches
+        gc.disable()
+        try:
+            for name, fn in fns.items():
+                start = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - start)
+        finally:
+            gc.enable()
+    return {name: summarize(t) for name, t in times.items()}
+
+
+def peak_bytes(fn) -> int:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def machine() -> dict:
+    cpu = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    blas = "unknown"
+    with contextlib.suppress(Exception):
+        info = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        blas = f"{info.get('name', '?')} {info.get('version', '')}".strip()
+    return {
+        "cpu": cpu,
+        "logical_cpus": os.cpu_count(),
+        "platform": platform.platform(terse=True),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "blas": blas,
+        "longdouble_bits": int(np.finfo(np.longdouble).nmant) + 1,
+        "extended_path": bool(SIN._EXTENDED_OK),
+    }
+
+
+# ---- 1. the table ------------------------------------------------------------------------------------
+def trig_counts(n: int, d: int) -> tuple[int, int]:
+    """sin + cos evaluations: the formula needs n*d; the rotation path needs (coarse + fine) * d."""
+    fine = math.isqrt(n - 1) + 1
+    coarse = n // fine + 1
+    return n * d, (coarse + fine) * d
+
+
+def exact_row(pos: int, d: int) -> np.ndarray:
+    with mpmath.workdps(40):
+        out = []
+        for k in range(d // 2):
+            angle = pos * mpmath.power(10_000, -mpmath.mpf(2 * k) / d)
+            out += [float(mpmath.sin(angle)), float(mpmath.cos(angle))]
+    return np.array(out)
+
+
+def accuracy(d: int = 64, n: int = 100_001, rows: int = 24) -> dict:
+    sample = np.sort(np.random.default_rng(6).choice(n, size=rows, replace=False))
+    sample[-1] = n - 1
+    exact = np.array([exact_row(int(p), d) for p in sample])
+    return {
+        "d": d,
+        "rows": rows,
+        "max_position": n - 1,
+        "vectorized": float(np.abs(vectorized(n, d)[sample] - exact).max()),
+        "pe_lib": float(np.abs(pe_lib.sinusoidal(n, d)[sample] - exact).max()),
+    }
+
+
+def bench_sinusoidal(quick: bool) -> dict:
+    sizes = []
+    for n, d in SIZES:
+        rounds = (5 if quick else 21) if n * d < 10**6 else (3 if quick else 9)
+        fns = {
+            "vectorized": lambda n=n, d=d: vectorized(n, d),
+            "pe_lib": lambda n=n, d=d: pe_lib.sinusoidal(n, d),
+            "write_floor": lambda n=n, d=d: write_floor(n, d),
+        }
+        times = race(fns, rounds)
+        if (n, d) == SIZES[0]:
+            times["double_loop"] = race({"double_loop": lambda n=n, d=d: double_loop(n, d)}, 1 if quick else 3)[
+                "double_loop"
+            ]
+        trig_vec, trig_ours = trig_counts(n, d)
+        row = {
+            "n": n,
+            "d": d,
+            "times": times,
+            "speedup_vs_vectorized": times["vectorized"]["median"] / times["pe_lib"]["median"],
+            "times_write_floor": times["pe_lib"]["median"] / times["write_floor"]["median"],
+            "trig_vectorized": trig_vec,
+            "trig_pe_lib": trig_ours,
+            "table_bytes": n * d * 8,
+            "peak_bytes": {
+                "vectorized": peak_bytes(lambda n=n, d=d: vectorized(n, d)),
+                "pe_lib": peak_bytes(lambda n=n, d=d: pe_lib.sinusoidal(n, d)),
+                "pe_lib_split": peak_bytes(lambda n=n, d=d: pe_lib.sinusoidal(n, d, layout="split")),
+            },
+        }
+        if "double_loop" in times:
+            row["speedup_vs_loop"] = times["double_loop"]["median"] / times["pe_lib"]["median"]
+        sizes.append(row)
+        print(f"  sinusoidal {n} x {d}: vectorized {report._timing(times['vectorized'])} ms, pe_lib "
+              f"{report._timing(times['pe_lib'])} ms, floor {report._timing(times['write_floor'])} ms "
+              f"-> {row['speedup_vs_vectorized']:.1f}x faster, {row['times_write_floor']:.1f}x floor", flush=True)
+    acc = accuracy()
+    small, *larger = sizes
+    biggest = sizes[-1]
+    goals = [
+        {"text": "at least 3× faster than the vectorized form at the two larger sizes",
+         "measured": ", ".join(_ratio_text(r) for r in larger),
+         "met": all(r["speedup_vs_vectorized"] >= 3 for r in larger)},
+        {"text": "not slower than the vectorized form at the smallest size",
+         "measured": _ratio_text(small), "met": small["speedup_vs_vectorized"] >= 1},
+        {"text": "within 6× of the write floor at the largest size",
+         "measured": f"{biggest['times_write_floor']:.1f}×", "met": biggest["times_write_floor"] <= 6},
+        {"text": "peak memory no more than the vectorized form's",
+         "measured": ", ".join(f"{r['peak_bytes']['pe_lib'] / r['peak_bytes']['vectorized']:.2f} of it" for r in sizes),
+         "met": all(r["peak_bytes"]["pe_lib"] <= r["peak_bytes"]["vectorized"] for r in sizes)},
+        {"text": "largest error at most 1e-12 against 40-digit values, positions up to 100,000",
+         "measured": f"{acc['pe_lib']:.1e}", "met": acc["pe_lib"] <= 1e-12},
+    ]
+    return {"sizes": sizes, "accuracy": acc, "goals": goals}
+
+
+def _ratio_text(row: dict) -> str:
+    return f"{row['speedup_vs_vectorized']:.1f}× at {row['n']} × {row['d']}"
+
+
+# ---- 2. shifting many vectors -----------------------------------------------------------------------------
+def bench_shift(quick: bool, offset: float = 3.0) -> dict:
+    sizes = []
+    for n, d in [(128, 512), (4096, 512)]:
+        x = np.random.default_rng(0).normal(size=(n, d))
+        m = pe_lib.shift_matrix(offset, d)
+        times = race(
+            {
+                "build_and_matmul": lambda x=x, d=d: x @ pe_lib.shift_matrix(offset, d).T,
+                "matmul": lambda x=x, m=m: x @ m.T,
+                "apply_shift": lambda x=x: pe_lib.apply_shift(x, offset),
+            },
+            5 if quick else 15,
+        )
+        sizes.append({
+            "n": n, "d": d, "times": times,
+            "speedup_build": times["build_and_matmul"]["median"] / times["apply_shift"]["median"],
+            "speedup_matmul": times["matmul"]["median"] / times["apply_shift"]["median"],
+        })
+        print(f"  shift {n} x {d}: M @ x {report._timing(times['matmul'])} ms, apply_shift "
+              f"{report._timing(times['apply_shift'])} ms", flush=True)
+    return {"offset": offset, "sizes": sizes}
+
+
+# ---- 4. widgets ------------------------------------------------------------------------------------------------
+def widget_builders() -> list[tuple[str, object]]:
+    """Public pe_lib functions that build an ipywidgets control: their source imports ipywidgets."""
+    found = []
+    for name in sorted(pe_lib.__all__):
+        fn = getattr(pe_lib, name)
+        with contextlib.suppress(TypeError, OSError):
+            if inspect.isfunction(fn) and "import ipywidgets" in inspect.getsource(fn):
+                found.append((name, fn))
+    return found
+
+
+def _sliders(widget) -> list:
+    """Every slider in the widget tree (ipywidgets controls with a numeric value between min and max)."""
+    import ipywidgets
+
+    seen, out, stack = set(), [], [widget]
+    while stack:
+        w = stack.pop(0)
+        if id(w) in seen:
+            continue
+        seen.add(id(w))
+        if isinstance(w, (ipywidgets.IntSlider, ipywidgets.FloatSlider, ipywidgets.FloatLogSlider)):
+            out.append(w)
+        stack.extend(getattr(w, "children", ()))
+    return out
+
+
+def _largest(slider) -> float:
+    import ipywidgets
+
+    if isinstance(slider, ipywidgets.FloatLogSlider):
+        return slider.base**slider.max
+    return slider.max
+
+
+def _render_figures(widget) -> None:
+    """Render the widget's latest figure to PNG, as the notebook front end would."""
+    from matplotlib.figure import Figure
+
+    for attr in ("result", "figure"):
+        fig = getattr(widget, attr, None)
+        if isinstance(fig, Figure):
+            fig.savefig(io.BytesIO(), format="png")
+
+
+def _redraw_time(widget, slider, value) -> float:
+    start = time.perf_counter()
+    slider.value = value  # observers run synchronously: this is the callback
+    _render_figures(widget)
+    return time.perf_counter() - start
+
+
+def bench_widgets(quick: bool) -> dict:
+    import matplotlib.pyplot as plt
+
+    builders = widget_builders()
+    if not builders:
+        return {"goal_ms": WIDGET_GOAL_MS, "builders": [], "note": "No widget builders exist in pe_lib yet."}
+    rounds = 2 if quick else 5
+    results = []
+    for name, fn in builders:
+        entry: dict = {"name": name, "sliders": []}
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                widget = fn()
+                for slider in _sliders(widget):
+                    default, largest = slider.value, _largest(slider)
+                    to_largest, to_default = [], []
+                    for _ in range(rounds):
+                        to_largest.append(_redraw_time(widget, slider, largest))
+                        to_default.append(_redraw_time(widget, slider, default))
+                        plt.close("all")
+                    entry["sliders"].append({
+                        "name": slider.description or type(slider).__name__,
+                        "default_value": float(default), "largest_value": float(largest),
+                        "default": summarize(to_default), "largest": summarize(to_largest),
+                    })
+        except Exception as exc:  # a builder that needs arguments, or fails: reported, not fatal
+            entry["error"] = f"{type(exc).__name__}: {exc}"[:160]
+        results.append(entry)
+        worst = max((max(s["largest"]["median"], s["default"]["median"]) for s in entry["sliders"]), default=0.0)
+        print(f"  widget {name}: {len(entry['sliders'])} sliders, slowest redraw {worst * 1e3:.0f} ms"
+              + (f" ({entry['error']})" if "error" in entry else ""), flush=True)
+    return {"goal_ms": WIDGET_GOAL_MS, "builders": results}
+
+
+# ---- 3. the whole book ----------------------------------------------------------------------------------------
+def _env() -> dict:
+    return os.environ | {"PYTHONHASHSEED": "0", "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+
+
+def _run(cmd: list[str], **kw) -> tuple[float, subprocess.CompletedProcess]:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, env=_env(), capture_output=True, text=True, check=False, **kw)
+    return time.perf_counter() - start, proc
+
+
+def _execute_timed(notebooks: list[Path]) -> tuple[float, str, list[dict]]:
+    """Execute every notebook (nothing is written) and collect each cell's execution time."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    os.environ.update(_env())  # the kernels inherit the environment of `make execute`
+    cells, failures = [], []
+    start = time.perf_counter()
+    for path in notebooks:
+        nb = nbformat.read(path, as_version=4)
+        client = NotebookClient(nb, timeout=600, kernel_name="python3",
+                                resources={"metadata": {"path": str(path.parent)}}, record_timing=True)
+        try:
+            client.execute()
+        except Exception as exc:
+            failures.append(f"{path.name}: {type(exc).__name__}")
+        for index, cell in enumerate(nb.cells):
+            stamps = cell.metadata.get("execution", {})
+            if "iopub.execute_input" in stamps and "shell.execute_reply" in stamps:
+                t0 = datetime.datetime.fromisoformat(stamps["iopub.execute_input"].replace("Z", "+00:00"))
+                t1 = datetime.datetime.fromisoformat(stamps["shell.execute_reply"].replace("Z", "+00:00"))
+                cells.append({"notebook": path.name, "cell": index, "seconds": (t1 - t0).total_seconds()})
+    seconds = time.perf_counter() - start
+    cells.sort(key=lambda c: -c["seconds"])
+    return seconds, ("all executed" if not failures else "failed: " + ", ".join(failures)), cells[:5]
+
+
+def _pytest_summary(proc: subprocess.CompletedProcess) -> str:
+    lines = [ln for ln in proc.stdout.strip().splitlines() if ln.strip()]
+    last = lines[-1].strip("= ") if lines else "no output"
+    return last.split(" in ")[0]
+
+
+def bench_book() -> dict:
+    notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
+    print(f"  nbval over {len(notebooks)} notebooks ...", flush=True)
+    nbval_s, nbval = _run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env",
+                           "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", "-o", "addopts=", "-o", "testpaths=",
+                           "-q", *[str(p.relative_to(ROOT)) for p in notebooks]])
+    with tempfile.TemporaryDirectory(prefix="pe-bench-book-") as out:
+        print("  clean HTML build ...", flush=True)
+        build_s, build = _run(["make", "book", f"BOOKOUT={out}"])
+    print("  deterministic execution ...", flush=True)
+    execute_s, execute_result, slowest = _execute_timed(notebooks)
+    return {
+        "date": datetime.date.today().isoformat(),
+        "notebooks": len(notebooks),
+        "nbval_seconds": nbval_s,
+        "nbval_result": _pytest_summary(nbval),
+        "build_seconds": build_s,
+        "build_result": "succeeded" if build.returncode == 0 else f"failed (exit {build.returncode})",
+        "execute_seconds": execute_s,
+        "execute_result": execute_result,
+        "slowest_cells": slowest,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--book", action="store_true", help="also time nbval, a clean build and an execution")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions; implies --no-save")
+    parser.add_argument("--no-save", action="store_true", help="print only; leave the JSON and the page alone")
+    args = parser.parse_args(argv)
+    results = {"date": datetime.date.today().isoformat(), "machine": machine(), "load_average": {}}
+    results["load_average"]["start"] = round(os.getloadavg()[0], 2)
+    print(f"machine: {results['machine']['cpu']}, {results['machine']['logical_cpus']} CPUs, "
+          f"numpy {results['machine']['numpy']}, {results['machine']['blas']}")
+    print("1. the sinusoidal table")
+    results["sinusoidal"] = bench_sinusoidal(args.quick)
+    for goal in results["sinusoidal"]["goals"]:
+        print(f"   goal: {goal['text']}: {goal['measured']} -> {'met' if goal['met'] else 'NOT MET'}")
+    print("2. shifting many vectors")
+    results["shift"] = bench_shift(args.quick)
+    print("4. widgets")
+    results["widgets"] = bench_widgets(args.quick)
+    results["load_average"]["end"] = round(os.getloadavg()[0], 2)
+    load = results["load_average"]
+    print(f"load average (1 min) at start and end: {load['start']}, {load['end']}")
+    if args.book:
+        print("3. the whole book")
+        results["book"] = bench_book()
+    elif report.RESULTS.exists():
+        previous = json.loads(report.RESULTS.read_text()).get("book")
+        if previous:
+            results["book"] = previous
+    if results.get("book"):
+        b = results["book"]
+        print(f"   nbval {b['nbval_seconds']:.1f} s ({b['nbval_result']}), build {b['build_seconds']:.1f} s "
+              f"({b['build_result']}), execution {b['execute_seconds']:.1f} s; slowest cells:")
+        for c in b["slowest_cells"]:
+            print(f"     {c['seconds']:6.2f} s  {c['notebook']} cell {c['cell']}")
+    if args.quick or args.no_save:
+        return 0
+    report.RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    report.RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    report.write_page(results)
+    print(f"saved {report.RESULTS.relative_to(ROOT)} and {report.PAGE.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
