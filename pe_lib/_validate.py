@@ -145,3 +145,23 @@ def check_table_size(n: int, d: int, *, what: str = "table") -> None:
             f"a {what} of {n} x {d} = {n * d:,} values exceeds the limit of "
             f"{MAX_TABLE_ELEMENTS:,} (2 GiB of float64); ask for fewer positions or a smaller d_model"
         )
+
+
+def check_finite_array(x, *, name: str, ndim: int | None = None, min_ndim: int | None = None,
+                       shape_hint: str | None = None) -> np.ndarray:
+    """Return ``x`` as a float64 array with exactly ``ndim`` (or at least ``min_ndim``) axes and only
+    finite values, else raise (``TypeError`` for non-real data, ``ValueError`` otherwise).
+
+    ``shape_hint`` (e.g. ``"(..., n, d)"``) is named in the error when the number of axes is wrong.
+    """
+    arr = as_real_array(x, name=name)
+    wrong = (ndim is not None and arr.ndim != ndim) or (min_ndim is not None and arr.ndim < min_ndim)
+    if wrong:
+        if shape_hint:
+            expected = f"have shape {shape_hint}"
+        else:
+            expected = f"be {ndim}-D" if ndim is not None else f"be at least {min_ndim}-D"
+        raise ValueError(f"{name} must {expected}, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got NaN or infinity among its values")
+    return arr

@@ -14,16 +14,7 @@ import numbers
 
 import numpy as np
 
-from ._validate import as_real_array, check_positive_int, check_table_size
-
-
-def _as_finite_array(x, *, name: str, ndim: int | None = None) -> np.ndarray:
-    arr = as_real_array(x, name=name)
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got NaN or infinity among its values")
-    return arr
+from ._validate import as_real_array, check_finite_array, check_positive_int, check_table_size
 
 
 def _check_no_overflow(arr: np.ndarray, what: str) -> None:
@@ -67,8 +58,8 @@ def attention_weights(q, k, *, bias=None, causal: bool = False) -> np.ndarray:
     added to the scores, ``causal``: mask keys after the query (needs ``n == m``).
     Returns ``(n, m)``, or ``(h, n, m)`` with a per-head bias; rows sum to 1.
     """
-    q = _as_finite_array(q, name="q", ndim=2)
-    k = _as_finite_array(k, name="k", ndim=2)
+    q = check_finite_array(q, name="q", ndim=2)
+    k = check_finite_array(k, name="k", ndim=2)
     if q.shape[1] != k.shape[1]:
         raise ValueError(f"q and k must have the same width d_k, got {q.shape[1]} and {k.shape[1]}")
     if q.shape[1] == 0 or k.shape[0] == 0:
@@ -77,7 +68,7 @@ def attention_weights(q, k, *, bias=None, causal: bool = False) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):  # checked below, with a clearer message
         scores = q @ k.T / np.sqrt(q.shape[1])  # q_i . k_j / sqrt(d_k)
     if bias is not None:
-        b = _as_finite_array(bias, name="bias")
+        b = check_finite_array(bias, name="bias")
         if b.shape[-2:] != scores.shape or b.ndim not in (2, 3):
             raise ValueError(f"bias must have shape {scores.shape} or (heads, *{scores.shape}), got {b.shape}")
         with np.errstate(over="ignore", invalid="ignore"):
@@ -96,10 +87,10 @@ def self_attention(x, w_q, w_k, w_v, *, bias=None, causal: bool = False) -> np.n
     ``x``: ``(n, d_model)``; ``w_q``, ``w_k``: ``(d_model, d_k)``; ``w_v``: ``(d_model, d_v)``.
     Q = x W_Q, K = x W_K, V = x W_V. Returns ``(n, d_v)``.
     """
-    x = _as_finite_array(x, name="x", ndim=2)
-    w_q = _as_finite_array(w_q, name="w_q", ndim=2)
-    w_k = _as_finite_array(w_k, name="w_k", ndim=2)
-    w_v = _as_finite_array(w_v, name="w_v", ndim=2)
+    x = check_finite_array(x, name="x", ndim=2)
+    w_q = check_finite_array(w_q, name="w_q", ndim=2)
+    w_k = check_finite_array(w_k, name="w_k", ndim=2)
+    w_v = check_finite_array(w_v, name="w_v", ndim=2)
     for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v)):
         if w.shape[0] != x.shape[1]:
             raise ValueError(f"{name} must have {x.shape[1]} rows (the width of x), got shape {w.shape}")

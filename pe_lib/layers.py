@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_choice, check_d_model, check_finite_real, check_positive_int
+from ._validate import check_choice, check_d_model, check_finite_array, check_finite_real, check_positive_int
 from .attention import self_attention
 
 NORMS = ("post", "pre")
@@ -27,13 +27,8 @@ BLOCK_KEYS = ("w_q", "w_k", "w_v", "w_o", "w_1", "b_1", "w_2", "b_2")
 
 
 def _as_states(x, *, name: str = "x", min_ndim: int = 2) -> np.ndarray:
-    arr = np.asarray(x, dtype=np.float64)
-    if arr.ndim < min_ndim:
-        shape = "(n, d_model) or (batch, n, d_model)" if min_ndim == 2 else "(..., d_model)"
-        raise ValueError(f"{name} must have shape {shape}, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got NaN or infinity among its values")
-    return arr
+    shape = "(n, d_model) or (batch, n, d_model)" if min_ndim == 2 else "(..., d_model)"
+    return check_finite_array(x, name=name, min_ndim=min_ndim, shape_hint=shape)
 
 
 def layer_norm(x, *, eps: float = 1e-5) -> np.ndarray:

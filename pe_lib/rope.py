@@ -31,26 +31,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_choice, check_d_model, check_positions
+from ._validate import check_choice, check_d_model, check_finite_array, check_positions
 from .frequencies import frequencies
 
 ROPE_LAYOUTS = ("interleaved", "split")
 
 
 def _check_vectors(x, *, name: str, min_ndim: int) -> np.ndarray:
-    try:
-        arr = np.asarray(x)
-    except (ValueError, TypeError) as exc:  # ragged nested lists
-        raise ValueError(f"{name} must be a rectangular array of real numbers: {exc}") from None
-    if arr.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must hold real numbers, got an array of dtype {arr.dtype}; pass a float array")
-    arr = arr.astype(np.float64, copy=False)
-    if arr.ndim < min_ndim:
-        shape = "(..., n, d)" if min_ndim == 2 else "(..., d)"
-        raise ValueError(f"{name} must have shape {shape}, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got NaN or infinity among its values")
-    return arr
+    shape = "(..., n, d)" if min_ndim == 2 else "(..., d)"
+    return check_finite_array(x, name=name, min_ndim=min_ndim, shape_hint=shape)
 
 
 def rope(x, positions, *, base: float = 10_000.0, layout: str = "interleaved") -> np.ndarray:

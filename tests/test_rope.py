@@ -132,8 +132,6 @@ def test_all_ones_score_is_twice_the_sinusoidal_dot_profile():
         (np.ones((2, 4)), [0, 1, 2], {}, r"one position per row of x: x has 2 rows .* got 3 positions"),
         (np.ones((2, 4)), [0, 1], {"layout": "neox"}, r"layout must be one of 'interleaved', 'split', got 'neox'"),
         (np.full((1, 4), np.nan), [0], {}, r"x must be finite"),
-        ([["a", "b"]], [0], {}, r"x must hold real numbers, got an array of dtype <U1"),
-        (np.ones((1, 2), dtype=complex), [0], {}, r"x must hold real numbers, got an array of dtype complex128"),
         ([[1.0, 2.0], [3.0]], [0, 1], {}, r"x must be a rectangular array of real numbers"),
         (np.ones((1, 4)), [np.inf], {}, r"positions must all be finite"),
         (np.ones((1, 4)), [0], {"base": 1.0}, r"base must be a finite number greater than 1"),
@@ -142,6 +140,18 @@ def test_all_ones_score_is_twice_the_sinusoidal_dot_profile():
 def test_rope_validation(x, positions, kwargs, match):
     with pytest.raises(ValueError, match=match):
         pe_lib.rope(x, positions, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("x", "match"),
+    [
+        ([["a", "b"]], r"x must hold real numbers, got an array of dtype <U1"),
+        (np.ones((1, 2), dtype=complex), r"x must hold real numbers, got an array of dtype complex128"),
+    ],
+)
+def test_rope_refuses_non_real_data_with_a_type_error(x, match):
+    with pytest.raises(TypeError, match=match):
+        pe_lib.rope(x, [0])
 
 
 def test_bound_validation():
