@@ -119,16 +119,14 @@ def draw_clock(
     ncols = min(ncols, k.size)
     height = height if height is not None else 2.2 * nrows
     fig, axes = new_figure(nrows, ncols, width=width, height=height, squeeze=False)
-    past = pos - np.arange(trail, 0, -1)  # pos - trail .. pos - 1
     circle = np.linspace(0.0, 2 * np.pi, 121)
     for ax, kk, w in zip(axes.ravel(), k, omega, strict=False):
         ax.plot(np.sin(circle), np.cos(circle), color="0.75", lw=1)
         ax.plot([0, 0], [0.9, 1.1], color="0.4", lw=1)  # 12 o'clock: pos = 0
+        tip, past = _hand(pos, w, trail)
         if trail:
-            ax.scatter(np.sin(past * w), np.cos(past * w), s=10, c=np.linspace(0.85, 0.45, trail),
-                       cmap="Greys", vmin=0, vmax=1)
-        ax.annotate("", xy=(np.sin(pos * w), np.cos(pos * w)), xytext=(0, 0),
-                    arrowprops={"arrowstyle": "-|>", "color": "C3", "lw": 2})
+            ax.scatter(past[:, 0], past[:, 1], s=10, c=np.linspace(0.85, 0.45, trail), cmap="Greys", vmin=0, vmax=1)
+        ax.annotate("", xy=tip, xytext=(0, 0), arrowprops={"arrowstyle": "-|>", "color": "C3", "lw": 2})
         ax.set_title(f"k = {kk}: $\\omega$ = {w:.3g}\n$\\lambda$ = {2 * np.pi / w:.1f}", fontsize=8)
         ax.set_xlim(-1.2, 1.2)
         ax.set_ylim(-1.2, 1.2)
@@ -138,8 +136,30 @@ def draw_clock(
         ax.tick_params(labelsize=7)
     for ax in axes.ravel()[k.size :]:
         ax.set_visible(False)
-    fig.suptitle(f"pos = {pos:g}, $d_{{model}}$ = {d_model}  (x = sin, y = cos)", fontsize=10)
+    fig.suptitle(_clock_title(pos, d_model), fontsize=10)
     return fig
+
+
+def _hand(pos: float, omega: float, trail: int) -> tuple[tuple[float, float], np.ndarray]:
+    """The tip (sin pos w, cos pos w) of one hand and its ``trail`` previous tips, shape ``(trail, 2)``."""
+    past = pos - np.arange(trail, 0, -1)  # pos - trail .. pos - 1
+    return (np.sin(pos * omega), np.cos(pos * omega)), np.column_stack([np.sin(past * omega), np.cos(past * omega)])
+
+
+def _clock_title(pos: float, d_model: int) -> str:
+    return f"pos = {pos:g}, $d_{{model}}$ = {d_model}  (x = sin, y = cos)"
+
+
+def _update_clock(fig: Figure, pos: float, d_model: int, pairs, base: float, trail: int) -> None:
+    """Move the hands of a figure made by :func:`draw_clock` (same ``d_model``, ``pairs``, ``base``,
+    ``trail``) to ``pos``: the same tips, trails and title as a new ``draw_clock(pos, ...)``."""
+    omega = frequencies(d_model, base=base)[np.asarray(pairs)]
+    for ax, w in zip(fig.axes, omega, strict=False):
+        tip, past = _hand(pos, w, trail)
+        ax.texts[0].xy = tip
+        if trail:
+            ax.collections[0].set_offsets(past)
+    fig._suptitle.set_text(_clock_title(pos, d_model))
 
 
 def draw_word_circles(words, positions, *, base: float = 10_000.0, width: float = 6.4, height: float = 4.2) -> Figure:
@@ -181,22 +201,33 @@ def clock_widget(
 ):
     """An ipywidgets slider over ``pos`` (0 .. ``max_pos``) that redraws :func:`draw_clock`.
 
-    Returns the ``ipywidgets.interactive`` box; its ``.result`` is the latest figure and its
-    ``.children[0]`` the position slider. Needs a running kernel to update (hidden on the website).
+    Returns the ``ipywidgets.interactive`` box: ``.children[0]`` is the position slider,
+    ``.children[1]`` the picture (an ``ipywidgets.Image``) and ``.result`` the figure it shows. The
+    dials are drawn once; a slider move only redraws the hands, their trails and the title, fast
+    enough to follow the slider while it is dragged. Needs a running kernel (hidden on the website).
     """
     import ipywidgets as widgets
 
+    from ._live import LiveFigure
+
     d_model = check_d_model(d_model)
-    _check_pairs(pairs, d_model)
+    pairs = tuple(int(k) for k in _check_pairs(list(pairs), d_model))
     base = check_base(base)
     max_pos = check_positive_int(max_pos, name="max_pos")
+    trail = 8  # draw_clock's default
+    fig = draw_clock(0, d_model, pairs=pairs, base=base, trail=trail)
+    moving = [artist for ax in fig.axes[: len(pairs)] for artist in (*ax.collections, *ax.texts)]
+    live = LiveFigure(fig, animated=[*moving, fig._suptitle])
 
     def show(pos):
-        return draw_clock(pos, d_model, pairs=pairs, base=base)
+        _update_clock(fig, pos, d_model, pairs, base, trail)
+        live.show()
+        return fig
 
-    slider = widgets.IntSlider(value=0, min=0, max=max_pos, step=1, description="pos",
-                               continuous_update=False)
-    return widgets.interactive(show, pos=slider)
+    slider = widgets.IntSlider(value=0, min=0, max=max_pos, step=1, description="pos")
+    box = widgets.interactive(show, pos=slider)
+    box.children = (slider, live.image, box.out)
+    return box
 
 
 # ---- the kernel-free stand-in: a JavaScript player over pre-rendered PNG frames --------------------

@@ -5,6 +5,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import base64
+import importlib
 import re
 
 import numpy as np
@@ -118,12 +119,30 @@ def test_draw_clock_rejects_bad_pairs(pairs, match):
 
 def test_clock_widget_slider_moves_the_hands():
     w = pe_lib.clock_widget(16, pairs=(0, 1), max_pos=50)
-    slider = w.children[0]
+    slider, picture = w.children[:2]
+    fig = w.result
     assert (slider.min, slider.max, slider.value) == (0, 50, 0)
+    assert slider.continuous_update  # a redraw is cheap enough to follow a drag
     np.testing.assert_allclose(_tips(w.result), [[0.0, 1.0], [0.0, 1.0]])  # pos 0: 12 o'clock
+    before = bytes(picture.value)
     slider.value = 3
+    assert w.result is fig and bytes(picture.value) != before
     np.testing.assert_allclose(_tips(w.result), pe_lib.hand_positions([3], 16)[0, :2])
     assert "pos = 3" in w.result._suptitle.get_text()
+
+
+@pytest.mark.parametrize(("pairs", "trail"), [((0, 1, 2, 5, 7), 8), ((1, 3), 0), ((0,), 3)])
+def test_moving_the_hands_in_place_matches_a_new_drawing(pairs, trail):
+    clock = importlib.import_module("pe_lib.clock")
+    fig = pe_lib.draw_clock(0, 16, pairs=pairs, trail=trail, base=500.0)
+    clock._update_clock(fig, 37, 16, pairs, 500.0, trail)
+    new = pe_lib.draw_clock(37, 16, pairs=pairs, trail=trail, base=500.0)
+    np.testing.assert_allclose(_tips(fig), _tips(new))
+    for moved, drawn in zip(fig.axes, new.axes, strict=True):
+        assert len(moved.collections) == len(drawn.collections) == (1 if trail and drawn.get_visible() else 0)
+        for a, b in zip(moved.collections, drawn.collections, strict=True):
+            np.testing.assert_allclose(a.get_offsets(), b.get_offsets())
+    assert fig._suptitle.get_text() == new._suptitle.get_text()
 
 
 def test_clock_widget_validates():

@@ -4,10 +4,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import importlib
+import io
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from PIL import Image
 from strategies import bases, d_models
 
 import pe_lib
@@ -61,19 +65,66 @@ def test_explorer_figure_refuses_huge_tables():
         pe_lib.explorer_figure(2**20, 2**10)
 
 
+def _shown(fig):
+    """What a reader sees in the explorer figure: data, limits and texts of both panels."""
+    left, right = fig.axes[:2]
+    image = left.images[0]
+    return {
+        "table": image.get_array(), "extent": image.get_extent(), "xlim": left.get_xlim(), "ylim": left.get_ylim(),
+        "title": left.get_title(), "k": right.lines[0].get_xdata(), "lambda": right.lines[0].get_ydata(),
+        "length": right.lines[1].get_ydata(), "legend": [t.get_text() for t in right.get_legend().get_texts()],
+        "right_title": right.get_title(), "right_xlim": right.get_xlim(), "right_ylim": right.get_ylim(),
+    }
+
+
+def _assert_same(a, b):
+    assert a.keys() == b.keys()
+    for key in a:
+        if isinstance(a[key], str) or isinstance(a[key], list):
+            assert a[key] == b[key], key
+        else:
+            np.testing.assert_allclose(np.asarray(a[key], dtype=float), np.asarray(b[key], dtype=float), rtol=1e-12,
+                                       err_msg=key)
+
+
+@pytest.mark.parametrize(("start", "state"), [
+    ((512, 1024, 1e6), (64, 128, 10_000.0)),
+    ((64, 128, 10_000.0), (1, 4, 3.0)),
+    ((3, 8, 50.0), (500, 1000, 2e5)),
+])
+def test_update_in_place_shows_what_a_new_figure_shows(start, state):
+    explorer = importlib.import_module("pe_lib.explorer")
+    fig = pe_lib.explorer_figure(*start)
+    explorer._update_explorer(fig, *state)
+    _assert_same(_shown(fig), _shown(pe_lib.explorer_figure(*state)))
+
+
 def test_explorer_widget_sliders_redraw_the_figure():
     w = pe_lib.explorer_widget(32, 64)
     length, d_model, base = w.children[:3]
+    picture = w.children[3]
+    fig = w.result
+    assert picture.format == "png" and bytes(picture.value).startswith(b"\x89PNG")
     assert w.result.axes[0].images[0].get_array().shape == (32, 64)
+    _assert_same(_shown(fig), _shown(pe_lib.explorer_figure(32, 64)))
+    before = picture.value
     length.value = 50
+    assert w.result is fig  # one figure, changed in place
+    assert picture.value != before
     assert w.result.axes[0].images[0].get_array().shape == (50, 64)
     d_model.value = 128
     assert w.result.axes[0].images[0].get_array().shape == (50, 128)
     before = w.result.axes[1].lines[0].get_ydata()[-1]
+    shown = picture.value
     base.value = 100.0
     after = w.result.axes[1].lines[0].get_ydata()[-1]
     assert after < before
     np.testing.assert_allclose(after, pe_lib.wavelengths(128, base=100.0)[-1])
+    assert picture.value != shown
+    _assert_same(_shown(fig), _shown(pe_lib.explorer_figure(50, 128, base.value)))
+    # the picture is the figure as drawn: decode it and compare with the canvas
+    decoded = np.asarray(Image.open(io.BytesIO(bytes(picture.value))))
+    np.testing.assert_array_equal(decoded, np.asarray(fig.canvas.buffer_rgba())[..., :3])
 
 
 def test_explorer_widget_validates():
