@@ -111,6 +111,13 @@ def test_bit_is_the_sign_of_its_wave(n, b):
     assert (pe_lib.bit_wave([n], b)[0] < 0) == bool(bit)
 
 
+def test_bit_is_the_sign_of_its_wave_for_every_n_below_2_to_the_16():
+    n = np.arange(2**16)
+    bits = pe_lib.binary_digits(n, 16)
+    for b in range(16):
+        np.testing.assert_array_equal(pe_lib.bit_wave(n, b) < 0, bits[:, b].astype(bool))
+
+
 @given(x=st.floats(min_value=-100, max_value=100, allow_nan=False), b=st.integers(min_value=0, max_value=6))
 def test_bit_wave_has_wavelength_two_to_the_b_plus_one(x, b):
     np.testing.assert_allclose(pe_lib.bit_wave([x + 2 ** (b + 1)], b), pe_lib.bit_wave([x], b), atol=1e-9)
