@@ -101,21 +101,12 @@ def check_positions(positions, *, name: str = "positions") -> np.ndarray:
         return np.arange(n, dtype=np.float64)
     if isinstance(positions, (str, bytes)):
         raise TypeError(f"{name} must be an int n or a 1-D sequence of real numbers, got a string {positions!r}")
-    try:
-        arr = np.asarray(positions)
-    except (ValueError, TypeError) as exc:  # ragged nested lists
-        raise ValueError(f"{name} must be a 1-D sequence of real numbers: {exc}") from None
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(
-            f"{name} must hold real numbers, got an array of dtype {arr.dtype}; "
-            "pass e.g. numpy.arange(n) or [0, 1, 2.5]"
-        )
+    arr = as_real_array(positions, name=name)
     if arr.ndim != 1:
         raise ValueError(
             f"{name} must be 1-D (one position per row of the table), got shape {arr.shape}; "
             "flatten it with numpy.ravel or pass an int n for positions 0..n-1"
         )
-    arr = arr.astype(np.float64, copy=False)
     if not np.all(np.isfinite(arr)):
         bad = arr[~np.isfinite(arr)][0]
         raise ValueError(f"{name} must all be finite, got {float(bad)!r} among them")

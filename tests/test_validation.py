@@ -54,7 +54,7 @@ def test_bad_base(base, match):
         (-1, ValueError, r"count of positions and must be >= 0, got -1"),
         ("abc", TypeError, r"got a string 'abc'"),
         (["a", "b"], TypeError, r"must hold real numbers, got an array of dtype <U1"),
-        ([[1, 2], [3]], ValueError, r"must be a 1-D sequence of real numbers"),
+        ([[1, 2], [3]], ValueError, r"positions must be a rectangular array of real numbers"),
         (True, TypeError, r"got True"),
         ([1 + 2j], TypeError, r"dtype complex128"),
     ],
