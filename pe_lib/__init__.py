@@ -45,6 +45,7 @@ from .embedding import (
     transformer_parameters,
 )
 from .explorer import explorer_figure, explorer_summary, explorer_widget
+from .figures import figure_digest, show
 from .frequencies import frequencies, wavelengths
 from .layers import init_blocks, layer_norm, mlp, multi_head_attention, run_stack, transformer_block
 from .linear_fit import fit_linear_map, r_squared
@@ -109,6 +110,7 @@ __all__ = [
     "fairseq_sinusoidal",
     "first_closer_than_neighbour",
     "first_negative",
+    "figure_digest",
     "first_rise",
     "fit_linear_map",
     "frequencies",
@@ -153,6 +155,7 @@ __all__ = [
     "run_stack",
     "self_attention",
     "shift_matrix",
+    "show",
     "sinusoidal",
     "sinusoidal_loop",
     "softmax",

@@ -9,6 +9,9 @@ each notebook top to bottom with nbclient in its own folder and then removes exa
 * random widget model ids in outputs, renumbered in order of appearance;
 * arbitrary splits of one cell's printed output into several stream outputs (merged).
 
+It also copies the ``alt`` text that ``pe_lib.show`` puts into a figure's output metadata into the
+cell's ``mystnb.image.alt``, the place myst-nb reads it from for the page's ``<img alt=...>``.
+
 Nothing else is touched: every number a cell prints is stored as printed, and nbval re-checks it.
 Usage: ``python tools/execute.py notebooks/03_the_formula.ipynb [...]``
 """
@@ -25,6 +28,26 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 
+def _copy_alt_text(cell: nbformat.NotebookNode) -> None:
+    alts = [
+        out["metadata"]["image/png"]["alt"]
+        for out in cell.get("outputs", [])
+        if "alt" in out.get("metadata", {}).get("image/png", {})
+    ]
+    if len(alts) > 1:
+        raise ValueError(f"a cell shows {len(alts)} figures with alt text; show one figure per cell:\n{cell.source}")
+    image = cell.metadata.get("mystnb", {}).get("image", {})
+    image.pop("alt", None)
+    if alts:
+        image["alt"] = alts[0]
+    if image:
+        cell.metadata.setdefault("mystnb", {})["image"] = image
+    elif "mystnb" in cell.metadata:
+        cell.metadata["mystnb"].pop("image", None)
+        if not cell.metadata["mystnb"]:
+            del cell.metadata["mystnb"]
+
+
 def _clean(nb: nbformat.NotebookNode) -> None:
     nb.metadata.pop("widgets", None)
     nb.metadata.pop("jupytext", None)
@@ -38,6 +61,7 @@ def _clean(nb: nbformat.NotebookNode) -> None:
         cell.metadata.pop("execution", None)
         if cell.cell_type != "code":
             continue
+        _copy_alt_text(cell)
         for out in cell.get("outputs", []):
             view = out.get("data", {}).get(WIDGET_MIME)
             if view and "model_id" in view:

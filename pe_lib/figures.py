@@ -1,0 +1,125 @@
+"""Showing a figure in a chapter: a sharp PNG, a description for screen readers, and its data as text.
+
+A chapter ends a figure cell with ``pe_lib.show(fig, alt="...")``. That displays one output with
+
+* ``image/png`` rendered at twice the figure's resolution, with ``width``/``height`` metadata at
+  1x so that browsers show it at its designed size and sharp on high-density screens;
+* ``alt`` in the output metadata: ``tools/execute.py`` copies it into the cell's
+  ``mystnb.image.alt``, which myst-nb writes into the page's ``<img alt=...>``;
+* ``text/plain``: :func:`figure_digest`, a rounded summary of every number the figure draws.
+  Browsers and JupyterLab show the image; nbval compares the text, so a changed plot fails
+  ``make test`` even though nbval never compares pixels.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import numpy as np
+from matplotlib.collections import Collection
+from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
+from matplotlib.patches import Rectangle
+
+# The book's text column is about 760 CSS pixels wide; a wider figure would be shrunk, and its text
+# with it. Figures are designed at 100 dpi, so this is 7.6 inches.
+MAX_WIDTH_PX = 760
+RESOLUTION = 2  # device pixels per CSS pixel in the stored PNG
+DIGEST_PREFIX = "Figure data"
+
+
+def _rounded(x: float, quantum: float) -> str:
+    v = round(float(x) / quantum) * quantum
+    return "0" if v == 0 else f"{v:.4g}"  # "0" also for -0.0
+
+
+def _stats(values) -> str:
+    """Count, min, max, mean and mean |value|, each to 4 significant digits of the largest |value|.
+
+    Rounding on the scale of the data (not of each number) keeps a mean that is 0 up to rounding
+    error at "0" on every CPU, while any change larger than 1e-4 of the scale shows.
+    """
+    a = np.asarray(values, dtype=float).ravel()
+    a = a[np.isfinite(a)]
+    if a.size == 0:
+        return "no finite values"
+    scale = np.abs(a).max()
+    quantum = 10.0 ** (np.floor(np.log10(scale)) - 3) if scale > 0 else 1.0
+    numbers = (a.min(), a.max(), a.mean(), np.abs(a).mean())
+    mn, mx, mean, mean_abs = (_rounded(v, quantum) for v in numbers)
+    return f"n={a.size} min={mn} max={mx} mean={mean} mean|.|={mean_abs}"
+
+
+def figure_digest(fig: Figure) -> str:
+    """Every number a figure draws, summarised: one line per drawn object, 4 significant digits.
+
+    For each axes (in order): its title, then each line (``x`` and ``y``), image (the array), patch
+    collection or scatter (offsets and colour values) and bar (heights), each as count, min, max,
+    mean and mean absolute value. Returns the lines joined by newlines; the first line starts with
+    ``"Figure data"`` and gives the size in CSS pixels.
+    """
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    w, h = (fig.get_size_inches() * fig.dpi).round().astype(int)
+    out = [f"{DIGEST_PREFIX}: {w}x{h} px, {len(fig.axes)} axes"]
+    for i, ax in enumerate(fig.axes):
+        title = ax.get_title() or ax.get_ylabel() or ""
+        out.append(f"axes {i} {title!r}")
+        for line in ax.get_lines():
+            x, y = line.get_data()
+            out.append(f"  line x: {_stats(x)}; y: {_stats(y)}")
+        for image in ax.get_images():
+            assert isinstance(image, AxesImage)
+            arr = np.asarray(image.get_array())
+            out.append(f"  image {'x'.join(map(str, arr.shape))}: {_stats(arr)}")
+        for coll in ax.collections:
+            assert isinstance(coll, Collection)
+            parts = [f"  {type(coll).__name__}"]
+            offsets = coll.get_offsets()
+            if len(offsets):
+                parts.append(f"offsets {_stats(offsets)}")
+            arr = coll.get_array()
+            if arr is not None:
+                parts.append(f"values {_stats(arr)}")
+            out.append(" ".join(parts))
+        bars = [p for p in ax.patches if isinstance(p, Rectangle)]
+        if bars:
+            out.append(f"  {len(bars)} bars: heights {_stats([b.get_height() for b in bars])}")
+    return "\n".join(out)
+
+
+def _png(fig: Figure, dpi: float) -> bytes:
+    buf = io.BytesIO()
+    # no "Software" stamp: the bytes depend on the figure only, so re-execution keeps git diff empty
+    fig.savefig(buf, format="png", dpi=dpi, facecolor=fig.get_facecolor(), metadata={"Software": None})
+    return buf.getvalue()
+
+
+def show(fig: Figure, *, alt: str) -> None:
+    """Display ``fig`` in a notebook as a 2x PNG with ``alt`` text and its :func:`figure_digest`.
+
+    ``alt``: what the figure shows, in a sentence or two, for readers who cannot see it (not a
+    file name). The figure must fit the text column: at most ``MAX_WIDTH_PX`` (760) pixels wide at
+    its dpi. A figure made with ``pyplot`` is closed afterwards so that it is not shown twice.
+    """
+    from IPython.display import display  # only notebooks call this
+
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    if not isinstance(alt, str) or len(alt.split()) < 4 or alt.strip().lower().endswith((".png", ".svg", ".jpg")):
+        raise ValueError(f"alt must describe the figure in words (at least 4 words, not a file name), got {alt!r}")
+    w, h = (fig.get_size_inches() * fig.dpi).round().astype(int)
+    if w > MAX_WIDTH_PX:
+        raise ValueError(
+            f"the figure is {w} px wide; the text column holds {MAX_WIDTH_PX} px: "
+            f"make it at most {MAX_WIDTH_PX / fig.dpi:.2f} inches wide at dpi {fig.dpi:g}"
+        )
+    png = base64.b64encode(_png(fig, RESOLUTION * fig.dpi)).decode("ascii")
+    bundle = {"image/png": png, "text/plain": figure_digest(fig)}
+    metadata = {"image/png": {"width": int(w), "height": int(h), "alt": " ".join(alt.split())}}
+    display(bundle, raw=True, metadata=metadata)
+    if fig.canvas.manager is not None:  # made by pyplot: close it, or the inline backend shows it again
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
