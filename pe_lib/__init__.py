@@ -42,6 +42,7 @@ from .embedding import (
     predicted_position_accuracy,
     random_cosines,
     random_embeddings,
+    score_terms,
     transformer_parameters,
 )
 from .explorer import explorer_figure, explorer_summary, explorer_widget
@@ -153,6 +154,7 @@ __all__ = [
     "round_to_bfloat16",
     "round_to_precision",
     "run_stack",
+    "score_terms",
     "self_attention",
     "shift_matrix",
     "show",
