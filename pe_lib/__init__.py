@@ -65,6 +65,7 @@ from .precision import (
 from .probe import heldout_r_squared, layer_probe, token_spread
 from .relative import first_negative, first_rise, mass_on_offset, offset_attention, offset_attention_projections
 from .rope import rope, rope_decay_bound
+from .rounding import below
 from .shift import apply_shift, shift_matrix
 from .similarity import dot_profile
 from .sinusoidal import sinusoidal, sinusoidal_loop
@@ -88,6 +89,7 @@ __all__ = [
     "attention_weights",
     "base_explorer",
     "base_summary",
+    "below",
     "binary_digits",
     "bit_wave",
     "buggy_sinusoidal",
