@@ -136,8 +136,24 @@ def render(results: dict) -> str:
             f"| nbval, strict, every notebook | {book['nbval_seconds']:.1f} | {book['nbval_result']} |",
             f"| clean HTML build (`-W -n`) | {book['build_seconds']:.1f} | {book['build_result']} |",
             f"| deterministic execution of every notebook | {book['execute_seconds']:.1f} | {book['execute_result']} |",
+        ]
+        if book.get("chapters"):
+            lines += [
+                "",
+                "Run All of each chapter (kernel start to the last cell), against its goal: 15 s, or 60 s for "
+                "a chapter that trains models.",
+                "",
+                "| chapter | Run All (s) | goal (s) | within goal |",
+                "|---|---|---|---|",
+            ]
+            for ch in book["chapters"]:
+                ok = "yes" if ch["seconds"] <= ch["goal"] else "**no**"
+                lines.append(f"| {ch['notebook']} | {ch['seconds']:.1f} | {ch['goal']:.0f} | {ok} |")
+        slow = book.get("slow_cell_seconds")
+        lines += [
             "",
-            "The slowest five cells of that execution:",
+            f"Cells slower than {slow:.0f} s (each says so in its chapter or shows progress):"
+            if slow else "The slowest five cells of that execution:",
             "",
             "| notebook | cell | seconds |",
             "|---|---|---|",
