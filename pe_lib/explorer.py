@@ -95,7 +95,8 @@ def explorer_figure(n_positions: int, d_model: int, base: float = 10_000.0) -> F
     right.set_title(_turns_title(info))
     right.legend(loc="upper left")
     for axis in (left.xaxis, left.yaxis, right.xaxis):
-        axis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))  # no fractional positions or pairs
+        # whole positions, dimensions and pairs only, and few enough labels to stay apart at any size
+        axis.set_major_locator(MaxNLocator(nbins=5, integer=True, min_n_ticks=1))
     _set_limits(left, right, n_positions, d_model, lam)
     return fig
 
