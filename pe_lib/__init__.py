@@ -32,6 +32,7 @@ from .context_extension import (
     ntk_frequencies,
     pi_frequencies,
     yarn_attention_factor,
+    yarn_correction_range,
     yarn_frequencies,
     yarn_ramp,
 )
@@ -64,7 +65,7 @@ from .precision import (
 )
 from .probe import heldout_r_squared, layer_probe, token_spread
 from .relative import first_negative, first_rise, mass_on_offset, offset_attention, offset_attention_projections
-from .rope import rope, rope_decay_bound
+from .rope import rope, rope_decay_bound, rope_score_bound
 from .rounding import below
 from .shift import apply_shift, shift_matrix
 from .similarity import dot_profile
@@ -152,6 +153,7 @@ __all__ = [
     "random_embeddings",
     "rope",
     "rope_decay_bound",
+    "rope_score_bound",
     "rotation_sense",
     "round_to_bfloat16",
     "round_to_precision",
@@ -170,6 +172,7 @@ __all__ = [
     "transformer_parameters",
     "wavelengths",
     "yarn_attention_factor",
+    "yarn_correction_range",
     "yarn_frequencies",
     "yarn_ramp",
     "zero_crossings",
