@@ -50,11 +50,12 @@ serve:
 	@test -f $(HTML)/index.html || $(MAKE) book
 	$(BIN)/python -m http.server 8000 --bind 127.0.0.1 --directory $(HTML)
 
+# From the repository root, so that the chapters' links to ../book/*.md open in Lab too.
 lab: lab-venv
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) notebooks/01_why_positional_encoding.ipynb
 
 # ---- the checks -----------------------------------------------------------------------------------
-test: venv
+test: venv lab-venv
 	$(MAKE) lint
 	$(MAKE) unit
 	$(MAKE) nbval
