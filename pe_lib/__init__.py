@@ -78,6 +78,7 @@ from .variants import (
     implementation_table,
     layout_permutation,
     permutation_matrix,
+    permuted_blocks,
 )
 
 __all__ = [
@@ -143,6 +144,7 @@ __all__ = [
     "offset_attention",
     "offset_attention_projections",
     "permutation_matrix",
+    "permuted_blocks",
     "pi_frequencies",
     "player_html",
     "png_frames",
