@@ -33,6 +33,7 @@ from .context_extension import (
     ntk_frequencies,
     pi_frequencies,
     yarn_attention_factor,
+    yarn_correction_range,
     yarn_frequencies,
     yarn_ramp,
 )
@@ -43,6 +44,7 @@ from .embedding import (
     predicted_position_accuracy,
     random_cosines,
     random_embeddings,
+    score_terms,
     transformer_parameters,
 )
 from .explorer import explorer_figure, explorer_summary, explorer_widget
@@ -65,7 +67,8 @@ from .precision import (
 )
 from .probe import heldout_r_squared, layer_probe, token_spread
 from .relative import first_negative, first_rise, mass_on_offset, offset_attention, offset_attention_projections
-from .rope import rope, rope_decay_bound
+from .rope import rope, rope_decay_bound, rope_score_bound
+from .rounding import below
 from .shift import apply_shift, shift_matrix
 from .similarity import dot_profile
 from .sinusoidal import sinusoidal, sinusoidal_loop
@@ -90,6 +93,7 @@ __all__ = [
     "attention_weights",
     "base_explorer",
     "base_summary",
+    "below",
     "binary_digits",
     "bit_wave",
     "buggy_sinusoidal",
@@ -155,10 +159,12 @@ __all__ = [
     "random_embeddings",
     "rope",
     "rope_decay_bound",
+    "rope_score_bound",
     "rotation_sense",
     "round_to_bfloat16",
     "round_to_precision",
     "run_stack",
+    "score_terms",
     "self_attention",
     "shift_matrix",
     "show",
@@ -172,6 +178,7 @@ __all__ = [
     "transformer_parameters",
     "wavelengths",
     "yarn_attention_factor",
+    "yarn_correction_range",
     "yarn_frequencies",
     "yarn_ramp",
     "zero_crossings",
