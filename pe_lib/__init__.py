@@ -10,6 +10,7 @@ from .base_analysis import (
     base_summary,
     constant_pairs,
     first_closer_than_neighbour,
+    mean_squared_distance,
     nearest_other_position,
     neighbour_distance,
     squared_distance,
@@ -56,6 +57,7 @@ from .precision import (
     angle_error,
     distinct_positions,
     encoding_error,
+    encoding_errors,
     integer_limit,
     largest_finite,
     low_precision_angles,
@@ -79,6 +81,7 @@ from .variants import (
     implementation_table,
     layout_permutation,
     permutation_matrix,
+    permuted_blocks,
 )
 
 __all__ = [
@@ -107,6 +110,7 @@ __all__ = [
     "draw_word_circles",
     "embedded_positions",
     "encoding_error",
+    "encoding_errors",
     "explorer_figure",
     "explorer_summary",
     "explorer_widget",
@@ -134,6 +138,7 @@ __all__ = [
     "mass_on_offset",
     "mlp",
     "multi_head_attention",
+    "mean_squared_distance",
     "nearest_other_position",
     "nearest_token_accuracy",
     "neighbour_distance",
@@ -143,6 +148,7 @@ __all__ = [
     "offset_attention",
     "offset_attention_projections",
     "permutation_matrix",
+    "permuted_blocks",
     "pi_frequencies",
     "player_html",
     "png_frames",
