@@ -84,7 +84,7 @@ def test_bad_arguments(call, match):
         (lambda: pe_lib.attention_weights(np.ones((2, 3)), np.ones(3)), r"^k must be 2-D, got shape \(3,\)"),
         (lambda: pe_lib.attention_weights(np.ones((2, 3)), np.ones((2, 3)), bias=[[np.nan, 0], [0, 0]]),
          r"^bias must be finite"),
-        (lambda: pe_lib.attention_weights(np.ones((2, 3)), np.ones((3, 3)), causal=True),
+        (lambda: pe_lib.attention_weights(np.ones((2, 4)), np.ones((3, 4)), causal=True),
          r"as many queries as keys, got 2 and 3$"),
         (lambda: pe_lib.self_attention(np.ones(3), np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 2))),
          r"^x must be 2-D, got shape \(3,\)"),
