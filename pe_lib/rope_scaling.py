@@ -208,7 +208,8 @@ def _rescale_factors(value, *, name: str, half: int) -> np.ndarray:
     if lam.shape != (half,):
         raise ValueError(f"{name} must be a list of {half} numbers (one per rotary pair), got shape {lam.shape}")
     if not np.all(np.isfinite(lam) & (lam > 0)):
-        raise ValueError(f"{name} must hold finite positive numbers, got {lam[~(np.isfinite(lam) & (lam > 0))][0]!r}")
+        bad = float(lam[~(np.isfinite(lam) & (lam > 0))][0])
+        raise ValueError(f"{name} must hold finite positive numbers, got {bad!r} among them")
     return lam
 
 
