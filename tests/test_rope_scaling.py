@@ -344,6 +344,18 @@ def test_llama31_bands_by_hand():
     assert np.all((ratio > 1 / 8) & (ratio < 1)) and np.all(np.diff(ratio) < 0)
 
 
+@pytest.mark.parametrize(("factor", "low", "high", "original", "base"), [
+    (8.0, 1.0, 4.0, 8192, 500_000.0), (32.0, 2.0, 3.0, 1024, 10_000.0), (2.0, 0.5, 8.0, 4096, 1e6)])
+def test_llama3_is_the_yarn_papers_ramp_without_its_temperature(factor, low, high, original, base):
+    # kappa = (L / lambda - low) / (high - low) and L / lambda is the number of turns r within L: the paper's
+    # gamma(r) with beta_slow = low_freq_factor, beta_fast = high_freq_factor
+    params = {"rope_type": "llama3", "factor": factor, "low_freq_factor": low, "high_freq_factor": high,
+              "original_max_position_embeddings": original}
+    paper = pe_lib.yarn_frequencies(128, factor, original_length=original, base=base, beta_fast=high, beta_slow=low,
+                                    ramp="paper")
+    np.testing.assert_allclose(pe_lib.rope_scaling_frequencies(128, params, base=base)[0], paper, rtol=1e-13)
+
+
 def test_llama3_band_edges_exactly():
     # choose low/high_freq_factor so that pair 20's wavelength is exactly a band edge (L / factor == lambda)
     omega = pe_lib.frequencies(128, base=500_000.0)
