@@ -29,7 +29,7 @@ length:
 
 transformers computes ``inv_freq`` in float32; this module computes in float64, so the two agree to
 float32 rounding (relative differences of about 1e-6). Where pe_lib is stricter than transformers
-(which only logs a warning), it raises: a ``factor`` below 1, ``beta_fast <= beta_slow``, a
+(which only logs a warning), it raises: a ``factor`` below 1, ``beta_fast < beta_slow``, a
 ``high_freq_factor`` not above ``low_freq_factor``, unknown keys.
 """
 
@@ -126,14 +126,19 @@ def _original_length(params: dict, max_position_embeddings: int | None, rope_typ
     return check_positive_int(original, name="original_max_position_embeddings")
 
 
-def check_betas(beta_fast, beta_slow) -> tuple[float, float]:
-    """``(beta_fast, beta_slow)`` as floats if ``0 < beta_slow < beta_fast``, else raise."""
+def check_betas(beta_fast, beta_slow, *, allow_equal: bool = False) -> tuple[float, float]:
+    """``(beta_fast, beta_slow)`` as floats if ``0 < beta_slow < beta_fast`` (or ``<=`` with ``allow_equal``).
+
+    The code's ramp accepts equal betas (Kimi K2's config has both at 1; transformers does not warn), the
+    paper's ramp divides by their difference. transformers only warns when ``beta_fast < beta_slow``.
+    """
     fast = check_finite_real(beta_fast, name="beta_fast")
     slow = check_finite_real(beta_slow, name="beta_slow")
-    if not 0.0 < slow < fast:
+    if not (0.0 < slow <= fast if allow_equal else 0.0 < slow < fast):
+        relation = "<=" if allow_equal else "<"
         raise ValueError(
-            f"need 0 < beta_slow < beta_fast (turns within the original length), got {slow!r} and {fast!r}; "
-            "YaRN uses beta_slow=1.0, beta_fast=32.0"
+            f"need 0 < beta_slow {relation} beta_fast (turns within the original length), got {slow!r} and "
+            f"{fast!r}; YaRN uses beta_slow=1.0, beta_fast=32.0"
         )
     return fast, slow
 
@@ -194,7 +199,7 @@ def _yarn(omega: np.ndarray, base: float, params: dict, max_position_embeddings)
         else:
             attention = 0.1 * math.log(s) + 1.0  # sqrt(1/t) = 0.1 ln s + 1
     fast, slow = check_betas(params.get("beta_fast") or YARN_BETA_FAST,  # None or 0 -> default, as in HF
-                             params.get("beta_slow") or YARN_BETA_SLOW)
+                             params.get("beta_slow") or YARN_BETA_SLOW, allow_equal=True)
     truncate = params.get("truncate", True)
     if not isinstance(truncate, bool):
         raise ValueError(f"truncate must be True or False, got {truncate!r}")

@@ -202,7 +202,7 @@ def test_yarn_matches_the_reference(head_dim, base, factor, original, extra):
 
 
 @given(d=st.integers(2, 64).map(lambda h: 2 * h), s=st.floats(1.0, 64.0), base=st.floats(2.0, 1e7),
-       original=st.integers(1, 1 << 20), fast=st.floats(2.0, 128.0), slow_fraction=st.floats(0.01, 0.99),
+       original=st.integers(1, 1 << 20), fast=st.floats(2.0, 128.0), slow_fraction=st.floats(0.01, 1.0),
        truncate=st.booleans())
 def test_yarn_matches_the_reference_everywhere(d, s, base, original, fast, slow_fraction, truncate):
     slow = fast * slow_fraction
@@ -231,6 +231,19 @@ def test_yarn_defaults_and_fallbacks_as_transformers():
     # mscale alone (without mscale_all_dim) is ignored, as in transformers
     assert pe_lib.rope_scaling_frequencies(128, {**base_params, "mscale": 0.5},
                                            max_position_embeddings=4096)[1] == explicit[1]
+
+
+@pytest.mark.parametrize("original", [4096, 8192, 2048])
+def test_yarn_with_equal_betas_as_in_kimi_k2(original):
+    # Kimi K2's config has beta_fast = beta_slow = 1: the code's ramp is then one pair wide (or 0.001 wide when
+    # i(1) is an integer); transformers computes it without a warning, and so does pe_lib
+    params = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 1.0, "beta_slow": 1.0,
+              "original_max_position_embeddings": original, "mscale": 1.0, "mscale_all_dim": 1.0}
+    inv_freq, attention = pe_lib.rope_scaling_frequencies(64, params, base=50_000.0)
+    np.testing.assert_allclose(inv_freq, ref_yarn(64, 50_000.0, 32.0, original, 1.0, 1.0), rtol=1e-12)
+    assert attention == 1.0
+    keep = (inv_freq - pe_lib.frequencies(64, base=50_000.0) / 32) / (pe_lib.frequencies(64, base=50_000.0) * 31 / 32)
+    assert np.sum((keep > 1e-12) & (keep < 1 - 1e-12)) <= 1  # at most one pair between kept and interpolated
 
 
 def test_yarn_zero_width_ramp_guard():
@@ -413,9 +426,9 @@ LONG = {"rope_type": "longrope", "short_factor": [1.0] * 64, "long_factor": [2.0
         ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 0}}, ValueError,
          r"original_max_position_embeddings must be an integer >= 1"),
         ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "beta_fast": 1.0, "beta_slow": 2.0},
-          "max_position_embeddings": 4096}, ValueError, r"need 0 < beta_slow < beta_fast .* got 2.0 and 1.0"),
+          "max_position_embeddings": 4096}, ValueError, r"need 0 < beta_slow <= beta_fast .* got 2.0 and 1.0"),
         ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "beta_slow": -1.0},
-          "max_position_embeddings": 4096}, ValueError, r"need 0 < beta_slow < beta_fast"),
+          "max_position_embeddings": 4096}, ValueError, r"need 0 < beta_slow <= beta_fast"),
         ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "truncate": "no"}, "max_position_embeddings": 4096},
          ValueError, r"truncate must be True or False, got 'no'"),
         ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "attention_factor": "x"},
