@@ -50,8 +50,10 @@ from .embedding import (
 from .explorer import explorer_figure, explorer_summary, explorer_widget
 from .figures import figure_digest, show
 from .frequencies import frequencies, wavelengths
+from .grid import sinusoidal_2d
 from .layers import init_blocks, layer_norm, mlp, multi_head_attention, run_stack, transformer_block
 from .linear_fit import fit_linear_map, r_squared
+from .mrope import mrope, mrope_positions
 from .plots import binary_digits, bit_wave, heatmap, heatmap_grid, new_figure, zero_crossings
 from .precision import (
     angle_error,
@@ -67,12 +69,15 @@ from .precision import (
 )
 from .probe import heldout_r_squared, layer_probe, token_spread
 from .relative import first_negative, first_rise, mass_on_offset, offset_attention, offset_attention_projections
+from .resample import cubic_kernel, resample_grid, resample_weights
 from .rope import rope, rope_decay_bound, rope_score_bound
+from .rope_scaling import ROPE_TYPES, rope_scaling_frequencies
 from .rounding import below
 from .shift import apply_shift, shift_matrix
 from .similarity import dot_profile
 from .sinusoidal import sinusoidal, sinusoidal_loop
 from .t5 import t5_relative_bucket
+from .timestep import timestep_embedding
 from .variants import (
     IMPLEMENTATIONS,
     buggy_sinusoidal,
@@ -86,6 +91,7 @@ from .variants import (
 
 __all__ = [
     "IMPLEMENTATIONS",
+    "ROPE_TYPES",
     "alibi_bias",
     "alibi_slopes",
     "angle_error",
@@ -103,6 +109,7 @@ __all__ = [
     "constant_pairs",
     "cosine_matrix",
     "cross_z",
+    "cubic_kernel",
     "distinct_positions",
     "dot_profile",
     "draw_base_overview",
@@ -116,9 +123,9 @@ __all__ = [
     "explorer_widget",
     "fairseq_positions",
     "fairseq_sinusoidal",
+    "figure_digest",
     "first_closer_than_neighbour",
     "first_negative",
-    "figure_digest",
     "first_rise",
     "fit_linear_map",
     "frequencies",
@@ -137,6 +144,8 @@ __all__ = [
     "low_precision_sinusoidal",
     "mass_on_offset",
     "mlp",
+    "mrope",
+    "mrope_positions",
     "multi_head_attention",
     "mean_squared_distance",
     "nearest_other_position",
@@ -157,8 +166,11 @@ __all__ = [
     "r_squared",
     "random_cosines",
     "random_embeddings",
+    "resample_grid",
+    "resample_weights",
     "rope",
     "rope_decay_bound",
+    "rope_scaling_frequencies",
     "rope_score_bound",
     "rotation_sense",
     "round_to_bfloat16",
@@ -169,10 +181,12 @@ __all__ = [
     "shift_matrix",
     "show",
     "sinusoidal",
+    "sinusoidal_2d",
     "sinusoidal_loop",
     "softmax",
     "squared_distance",
     "t5_relative_bucket",
+    "timestep_embedding",
     "token_spread",
     "transformer_block",
     "transformer_parameters",
