@@ -49,6 +49,7 @@ from .figures import figure_digest, show
 from .frequencies import frequencies, wavelengths
 from .layers import init_blocks, layer_norm, mlp, multi_head_attention, run_stack, transformer_block
 from .linear_fit import fit_linear_map, r_squared
+from .model_analysis import attention_by_offset, position_table, predict, residual_stream, trained_attention
 from .plots import binary_digits, bit_wave, heatmap, heatmap_grid, new_figure, zero_crossings
 from .precision import (
     angle_error,
@@ -68,6 +69,8 @@ from .shift import apply_shift, shift_matrix
 from .similarity import dot_profile
 from .sinusoidal import sinusoidal, sinusoidal_loop
 from .t5 import t5_relative_bucket
+from .tasks import TASKS, scored_positions, task_batch, task_targets
+from .training import ENCODINGS, TrainedTransformer, task_accuracy, train_transformer, train_transformers
 from .variants import (
     IMPLEMENTATIONS,
     buggy_sinusoidal,
@@ -79,11 +82,14 @@ from .variants import (
 )
 
 __all__ = [
+    "ENCODINGS",
     "IMPLEMENTATIONS",
+    "TASKS",
     "alibi_bias",
     "alibi_slopes",
     "angle_error",
     "apply_shift",
+    "attention_by_offset",
     "attention_weights",
     "base_explorer",
     "base_summary",
@@ -108,9 +114,9 @@ __all__ = [
     "explorer_widget",
     "fairseq_positions",
     "fairseq_sinusoidal",
+    "figure_digest",
     "first_closer_than_neighbour",
     "first_negative",
-    "figure_digest",
     "first_rise",
     "fit_linear_map",
     "frequencies",
@@ -143,16 +149,20 @@ __all__ = [
     "player_html",
     "png_frames",
     "position_recovery_accuracy",
+    "position_table",
+    "predict",
     "predicted_position_accuracy",
     "r_squared",
     "random_cosines",
     "random_embeddings",
+    "residual_stream",
     "rope",
     "rope_decay_bound",
     "rotation_sense",
     "round_to_bfloat16",
     "round_to_precision",
     "run_stack",
+    "scored_positions",
     "self_attention",
     "shift_matrix",
     "show",
@@ -161,7 +171,14 @@ __all__ = [
     "softmax",
     "squared_distance",
     "t5_relative_bucket",
+    "task_accuracy",
+    "task_batch",
+    "task_targets",
     "token_spread",
+    "train_transformer",
+    "train_transformers",
+    "trained_attention",
+    "TrainedTransformer",
     "transformer_block",
     "transformer_parameters",
     "wavelengths",
