@@ -30,6 +30,9 @@ DEFAULTS = dict(seq_len=32, steps=1000, d_model=32, n_layers=2, n_heads=1, batch
                 learning_rate=3e-3, vocab_size=DEFAULT_VOCAB_SIZE, offset=DEFAULT_OFFSET)
 MAX_CHUNKS = 10  # progress updates per run (the steps run in at most this many lax.scan calls)
 EVAL_SEED = 12345  # task_accuracy's default: sequences no training batch drew
+# XLA's CPU backend at LLVM optimisation level 1 instead of 2 compiles the training step about a
+# quarter faster and runs it as fast (measured on the default run, bit-identical losses).
+COMPILER_OPTIONS = {"xla_backend_optimization_level": 1}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,7 +151,8 @@ def _compiled(config: TransformerConfig):
         return jax.lax.scan(step, carry, (tokens, targets, counts, active))
 
     start = jax.jit(jax.vmap(lambda theta: (theta, optimizer.init(theta))))
-    return unravel, start, jax.jit(jax.vmap(run_chunk, in_axes=(0, 0, 0, None, None)))
+    return unravel, start, jax.jit(jax.vmap(run_chunk, in_axes=(0, 0, 0, None, None)),
+                                   compiler_options=COMPILER_OPTIONS)
 
 
 def _to_numpy(tree):
@@ -163,8 +167,8 @@ def _train(config: TransformerConfig, seeds: tuple[int, ...], progress) -> list[
     unravel, start, run_chunk = _compiled(dataclasses.replace(config, seed=0, steps=1))
     initial = [_init(config, s) for s in seeds]
     carry = start(np.stack([ravel_pytree(p)[0] for p in initial]))
-    n_chunks = min(MAX_CHUNKS, config.steps)
-    chunk = math.ceil(config.steps / n_chunks)
+    chunk = math.ceil(config.steps / MAX_CHUNKS)  # steps per lax.scan call
+    n_chunks = math.ceil(config.steps / chunk)
     rngs = [np.random.default_rng([s, 0]) for s in seeds]  # the training data of each seed
     losses = []
     label = (f"training a Transformer: task {config.task}, encoding {config.encoding}, "
@@ -285,7 +289,7 @@ def _forward(encoding: str, n_heads: int, causal: bool, collect: bool):
     from . import transformer as tf
 
     return jax.jit(functools.partial(tf.forward, encoding=encoding, n_heads=n_heads, causal=causal,
-                                     collect=collect))
+                                     collect=collect), compiler_options=COMPILER_OPTIONS)
 
 
 def run_model(model: TrainedTransformer, tokens, *, collect: bool = False):
