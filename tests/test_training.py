@@ -44,6 +44,8 @@ def test_rope_keeps_lookback_at_twice_the_length(rope_lookback, sinusoidal_lookb
     """... and the relative scheme keeps it at twice the length, where the sinusoidal one does not."""
     assert pe_lib.task_accuracy(rope_lookback, 2 * rope_lookback.seq_len) >= 0.95
     assert pe_lib.task_accuracy(sinusoidal_lookback, 2 * sinusoidal_lookback.seq_len) < 0.9
+    # the learned table that a RoPE model does not use is never trained (its gradient is 0)
+    np.testing.assert_array_equal(rope_lookback.params["pos"], rope_lookback.initial_params["pos"])
 
 
 def test_trained_head_attends_k_back(rope_lookback):

@@ -43,22 +43,43 @@ def test_import_pe_lib_does_not_import_jax():
     assert out.split() == ["False", "False"]
 
 
+def inputs(encoding, seq_len, *, d_model=16, n_heads=2, causal=True, max_len=12):
+    return tf.position_inputs(encoding, seq_len, d_model=d_model, n_heads=n_heads, causal=causal, max_len=max_len)
+
+
 def test_sinusoidal_table_is_the_books():
-    table = np.asarray(tf.sinusoidal_table(50, 16))
+    table = inputs("sinusoidal", 50)["table"]
     assert table.dtype == np.float32
     np.testing.assert_allclose(table, pe_lib.sinusoidal(50, 16), rtol=0, atol=1e-7)
+
+
+@pytest.mark.parametrize("encoding", ["none", "learned", "rope", "alibi"])
+def test_other_encodings_add_no_table_and_only_learned_its_rows(encoding):
+    given = inputs(encoding, 20)
+    assert not given["table"].any()
+    assert given["learned"] == (encoding == "learned")
+    np.testing.assert_array_equal(given["rows"], np.minimum(np.arange(20), 11))  # max_len 12: rows 0..11
 
 
 @pytest.mark.parametrize("d_k", [2, 8, 16])
 def test_rope_is_the_books(d_k):
     x = np.random.default_rng(d_k).normal(size=(2, 3, 40, d_k)).astype(np.float32)
-    rotated = np.asarray(tf.rope_rotate(jax.numpy.asarray(x)))
+    given = inputs("rope", 40, d_model=3 * d_k, n_heads=3)
+    rotated = np.asarray(tf.rope_rotate(jax.numpy.asarray(x), given["cos"], given["sin"]))
     np.testing.assert_allclose(rotated, pe_lib.rope(x, 40), rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("encoding", ["none", "sinusoidal", "learned", "alibi"])
+def test_no_rotation_is_an_exact_identity(encoding):
+    x = np.random.default_rng(0).normal(size=(1, 2, 20, 8)).astype(np.float32)
+    given = inputs(encoding, 20)
+    np.testing.assert_array_equal(np.asarray(tf.rope_rotate(jax.numpy.asarray(x), given["cos"], given["sin"])), x)
 
 
 @pytest.mark.parametrize(("n_heads", "causal"), [(1, True), (4, False), (8, True)])
 def test_alibi_bias_is_the_books(n_heads, causal):
-    bias = np.asarray(tf.attention_bias("alibi", 20, n_heads, causal))
+    bias = inputs("alibi", 20, d_model=8 * n_heads, n_heads=n_heads, causal=causal)["bias"]
+    assert bias.dtype == np.float32
     expected = pe_lib.alibi_bias(20, n_heads).astype(np.float32)
     below = np.tril(np.ones((20, 20), dtype=bool))  # j <= i
     np.testing.assert_array_equal(bias[:, below], expected[:, below])
@@ -138,13 +159,13 @@ def test_gradient_matches_central_difference(encoding):
 
     model = untrained("lookback", encoding, seq_len=7, d_model=4, n_layers=1, n_heads=1, vocab_size=5)
     tokens, targets, counts = pe_lib.task_batch("lookback", 3, 7, vocab_size=5, offset=3, seed=2)
-    options = dict(encoding=encoding, n_heads=1, causal=True)
+    given = tf.position_inputs(encoding, 7, d_model=4, n_heads=1, causal=True, max_len=7)
     with jax.enable_x64(True):
         theta, unravel = ravel_pytree(jax.tree_util.tree_map(lambda a: np.asarray(a, np.float64), model.params))
         assert theta.dtype == np.float64
 
         def loss(t):
-            return tf.loss_fn(unravel(t), tokens, targets, counts, **options)
+            return tf.loss_fn(unravel(t), tokens, targets, counts, given)
 
         grad = np.asarray(jax.jit(jax.grad(loss), compiler_options=FAST_COMPILE)(theta))
         value = jax.jit(loss, compiler_options=FAST_COMPILE)
@@ -158,12 +179,12 @@ def test_gradient_matches_central_difference(encoding):
 def test_loss_is_mean_cross_entropy_of_scored_positions():
     model = untrained("lookback", "sinusoidal")
     tokens, targets, counts = pe_lib.task_batch("lookback", 4, 12, vocab_size=11, offset=3, seed=4)
-    logits = pe_lib.model_analysis.run_model(model, tokens).astype(np.float64)
+    logits = training.run_model(model, tokens).astype(np.float64)
     logp = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
     picked = np.take_along_axis(logp, targets[..., None], -1)[..., 0]
     expected = -picked[:, counts].mean()  # only i >= k = 3
-    loss = jax.jit(tf.loss_fn, static_argnames=("encoding", "n_heads", "causal"), compiler_options=FAST_COMPILE)
-    got = float(loss(model.params, tokens, targets, counts, encoding="sinusoidal", n_heads=2, causal=True))
+    loss = jax.jit(tf.loss_fn, compiler_options=FAST_COMPILE)
+    got = float(loss(model.params, tokens, targets, counts, inputs("sinusoidal", 12)))
     assert got == pytest.approx(expected, rel=1e-5)
 
 
@@ -171,5 +192,5 @@ def test_initial_weights_do_not_depend_on_the_encoding():
     a, b = untrained("lookback", "rope"), untrained("lookback", "learned")
     np.testing.assert_array_equal(a.params["blocks"][1]["w_v"], b.params["blocks"][1]["w_v"])
     np.testing.assert_array_equal(a.params["unembed"], b.params["unembed"])
-    assert "pos" in b.params and "pos" not in a.params
+    np.testing.assert_array_equal(a.params["pos"], b.params["pos"])  # every model has one; only learned adds it
     assert dataclasses.replace(a.config, encoding="learned") == b.config
