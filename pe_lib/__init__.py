@@ -53,6 +53,7 @@ from .frequencies import frequencies, wavelengths
 from .grid import sinusoidal_2d
 from .layers import init_blocks, layer_norm, mlp, multi_head_attention, run_stack, transformer_block
 from .linear_fit import fit_linear_map, r_squared
+from .model_analysis import attention_by_offset, position_table, predict, residual_stream, trained_attention
 from .mrope import mrope, mrope_positions
 from .plots import binary_digits, bit_wave, heatmap, heatmap_grid, new_figure, zero_crossings
 from .precision import (
@@ -77,7 +78,9 @@ from .shift import apply_shift, shift_matrix
 from .similarity import dot_profile
 from .sinusoidal import sinusoidal, sinusoidal_loop
 from .t5 import t5_relative_bucket
+from .tasks import TASKS, scored_positions, task_batch, task_targets
 from .timestep import timestep_embedding
+from .training import ENCODINGS, TrainedTransformer, task_accuracy, train_transformer, train_transformers
 from .variants import (
     IMPLEMENTATIONS,
     buggy_sinusoidal,
@@ -90,12 +93,15 @@ from .variants import (
 )
 
 __all__ = [
+    "ENCODINGS",
     "IMPLEMENTATIONS",
     "ROPE_TYPES",
+    "TASKS",
     "alibi_bias",
     "alibi_slopes",
     "angle_error",
     "apply_shift",
+    "attention_by_offset",
     "attention_weights",
     "base_explorer",
     "base_summary",
@@ -162,12 +168,15 @@ __all__ = [
     "player_html",
     "png_frames",
     "position_recovery_accuracy",
+    "position_table",
+    "predict",
     "predicted_position_accuracy",
     "r_squared",
     "random_cosines",
     "random_embeddings",
     "resample_grid",
     "resample_weights",
+    "residual_stream",
     "rope",
     "rope_decay_bound",
     "rope_scaling_frequencies",
@@ -177,6 +186,7 @@ __all__ = [
     "round_to_precision",
     "run_stack",
     "score_terms",
+    "scored_positions",
     "self_attention",
     "shift_matrix",
     "show",
@@ -187,7 +197,14 @@ __all__ = [
     "squared_distance",
     "t5_relative_bucket",
     "timestep_embedding",
+    "task_accuracy",
+    "task_batch",
+    "task_targets",
     "token_spread",
+    "train_transformer",
+    "train_transformers",
+    "trained_attention",
+    "TrainedTransformer",
     "transformer_block",
     "transformer_parameters",
     "wavelengths",
