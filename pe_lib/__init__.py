@@ -61,7 +61,7 @@ from .precision import (
     round_to_bfloat16,
     round_to_precision,
 )
-from .probe import heldout_r_squared, layer_probe, token_spread
+from .probe import fit_probe, heldout_r_squared, layer_probe, token_spread
 from .relative import first_negative, first_rise, mass_on_offset, offset_attention, offset_attention_projections
 from .rope import rope, rope_decay_bound
 from .shift import apply_shift, shift_matrix
@@ -113,6 +113,7 @@ __all__ = [
     "figure_digest",
     "first_rise",
     "fit_linear_map",
+    "fit_probe",
     "frequencies",
     "hand_positions",
     "heatmap",
