@@ -49,6 +49,7 @@ from .figures import figure_digest, show
 from .frequencies import frequencies, wavelengths
 from .layers import init_blocks, layer_norm, mlp, multi_head_attention, run_stack, transformer_block
 from .linear_fit import fit_linear_map, r_squared
+from .numbers import magnitude_text
 from .plots import binary_digits, bit_wave, heatmap, heatmap_grid, new_figure, zero_crossings
 from .precision import (
     angle_error,
@@ -128,6 +129,7 @@ __all__ = [
     "layout_permutation",
     "low_precision_angles",
     "low_precision_sinusoidal",
+    "magnitude_text",
     "mass_on_offset",
     "mlp",
     "multi_head_attention",

@@ -148,6 +148,9 @@ def test_clock_widget_slider_moves_the_hands():
     assert w.result is fig and bytes(picture.value) != before
     np.testing.assert_allclose(_tips(w.result), pe_lib.hand_positions([3], 16)[0, :2])
     assert "pos = 3" in w.result._suptitle.get_text()
+    # before a kernel runs, Jupyter shows the text form of the stored output: it must say what to do
+    assert w._repr_mimebundle_()["text/plain"].startswith("Clock widget: a slider over positions 0 to 50")
+    assert "run this cell" in repr(w)
 
 
 @pytest.mark.parametrize(("pairs", "trail", "pos"), [((0, 1, 2, 5, 7), 8, 37), ((1, 3), 0, 37), ((0,), 3, 2)])
@@ -180,8 +183,8 @@ def _full_drawing(fig, colors=32):
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
     out = io.BytesIO()
-    Image.fromarray(np.asarray(canvas.buffer_rgba())[..., :3]).quantize(colors=colors).save(out, format="PNG",
-                                                                                            optimize=True)
+    rgb = Image.fromarray(np.asarray(canvas.buffer_rgba())[..., :3])
+    rgb.quantize(colors=colors, method=Image.Quantize.FASTOCTREE).save(out, format="PNG")
     return base64.b64encode(out.getvalue()).decode("ascii")
 
 
