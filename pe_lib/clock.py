@@ -250,8 +250,7 @@ def clock_widget(
 
     class ClockWidget(widgets.interactive):
         def __repr__(self):  # what a front end shows for the widget when no kernel is running
-            return (f"Clock widget: a slider over positions 0 to {max_pos} for d_model = {d_model}. "
-                    "It needs a running Python kernel: run this cell.")
+            return f"Clock widget for d_model = {d_model}, positions 0 to {max_pos}: run this cell (it needs a kernel)."
 
     slider = widgets.IntSlider(value=0, min=0, max=max_pos, step=1, description="pos")
     box = ClockWidget(show, pos=slider)
@@ -390,7 +389,8 @@ def player_html(frames, labels, *, html_id: str, interval_ms: int = 250, alt: st
     width, height = _png_size(frames[0])
     images = "\n".join(
         f'<img alt="{html.escape(f"{alt}, {label}", quote=True)}" width="{width}" height="{height}" '
-        f'style="display: inline-block; max-width: none; margin-right: 8px; background-color: white" '
+        f'style="display: inline-block; max-width: none; margin-right: 8px; border: 1px solid lightgray; '
+        f'background-color: white" '
         f'src="data:image/png;base64,{frame}">'
         for frame, label in zip(frames, labels, strict=True)
     )

@@ -149,8 +149,8 @@ def test_clock_widget_slider_moves_the_hands():
     np.testing.assert_allclose(_tips(w.result), pe_lib.hand_positions([3], 16)[0, :2])
     assert "pos = 3" in w.result._suptitle.get_text()
     # before a kernel runs, Jupyter shows the text form of the stored output: it must say what to do
-    assert w._repr_mimebundle_()["text/plain"].startswith("Clock widget: a slider over positions 0 to 50")
-    assert "run this cell" in repr(w)
+    text = w._repr_mimebundle_()["text/plain"]
+    assert text == "Clock widget for d_model = 16, positions 0 to 50: run this cell (it needs a kernel)."
 
 
 @pytest.mark.parametrize(("pairs", "trail", "pos"), [((0, 1, 2, 5, 7), 8, 37), ((1, 3), 0, 37), ((0,), 3, 2)])
