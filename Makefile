@@ -13,7 +13,7 @@ CHROMIUM ?= /usr/bin/chromium
 export PYTHONHASHSEED := 0
 export MPLBACKEND := module://matplotlib_inline.backend_inline
 
-.PHONY: help venv lab-venv book serve test lint unit nbval build-check browser execute bench clean
+.PHONY: help venv lab-venv book serve test lint unit nbval build-check browser execute bench mutate clean
 
 help:
 	@echo "make book     install (into .venv) and build the website into $(HTML)"
@@ -22,6 +22,7 @@ help:
 	@echo "make lab      open the notebooks in JupyterLab"
 	@echo "make execute  re-run every notebook in place, deterministically (refreshes stored outputs)"
 	@echo "make bench    run the benchmarks (not part of make test)"
+	@echo "make mutate   mutation testing of pe_lib's formula modules (not part of make test; slow)"
 
 # ---- installation: one shared, idempotent step --------------------------------------------------
 venv: $(VENV)/.installed
@@ -50,11 +51,12 @@ serve:
 	@test -f $(HTML)/index.html || $(MAKE) book
 	$(BIN)/python -m http.server 8000 --bind 127.0.0.1 --directory $(HTML)
 
+# From the repository root, so that the chapters' links to ../book/*.md open in Lab too.
 lab: lab-venv
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) notebooks/01_why_positional_encoding.ipynb
 
 # ---- the checks -----------------------------------------------------------------------------------
-test: venv
+test: venv lab-venv
 	$(MAKE) lint
 	$(MAKE) unit
 	$(MAKE) nbval
@@ -86,5 +88,24 @@ execute: venv
 bench: venv
 	$(BIN)/python tests/benchmarks/run.py
 
+# Mutation testing (mutmut, configured in pyproject.toml): every single-token change inside a formula
+# function of these modules should fail a unit test. MUTATE picks modules, MUTATE_JOBS the parallel
+# workers (the machine is shared: keep it small). Incremental: results are kept in mutants/.
+MUTATE ?= attention relative alibi shift frequencies similarity rope linear_fit sinusoidal _validate
+MUTATE_JOBS ?= 2
+
+$(VENV)/.mutate-installed: requirements-mutate.txt $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -r requirements-mutate.txt
+	@touch $@
+
+mutate: $(VENV)/.mutate-installed
+	$(BIN)/mutmut run --max-children $(MUTATE_JOBS) $(foreach m,$(MUTATE),"pe_lib.$(m).*")
+	@$(BIN)/mutmut results --all true | awk -F': ' '/: / { split($$1, n, "."); m = n[2]; \
+	  if ($$2 == "not checked") next; total[m]++; if ($$2 == "killed" || $$2 == "timeout") killed[m]++; \
+	  else print "  " $$2 ": " $$1 } \
+	  END { for (m in total) printf "%-12s %4d of %4d mutants killed (%.1f%%)\n", m, killed[m], total[m], \
+	  100 * killed[m] / total[m] }'
+	@echo "make mutate: see a survivor with $(BIN)/mutmut show <name>"
+
 clean:
-	rm -rf $(BOOKOUT)/_build .pytest_cache .hypothesis .coverage
+	rm -rf $(BOOKOUT)/_build .pytest_cache .hypothesis .coverage mutants

@@ -10,6 +10,7 @@ from .base_analysis import (
     base_summary,
     constant_pairs,
     first_closer_than_neighbour,
+    mean_squared_distance,
     nearest_other_position,
     neighbour_distance,
     squared_distance,
@@ -32,6 +33,7 @@ from .context_extension import (
     ntk_frequencies,
     pi_frequencies,
     yarn_attention_factor,
+    yarn_correction_range,
     yarn_frequencies,
     yarn_ramp,
 )
@@ -42,6 +44,7 @@ from .embedding import (
     predicted_position_accuracy,
     random_cosines,
     random_embeddings,
+    score_terms,
     transformer_parameters,
 )
 from .explorer import explorer_figure, explorer_summary, explorer_widget
@@ -55,6 +58,7 @@ from .precision import (
     angle_error,
     distinct_positions,
     encoding_error,
+    encoding_errors,
     integer_limit,
     largest_finite,
     low_precision_angles,
@@ -64,7 +68,8 @@ from .precision import (
 )
 from .probe import fit_probe, heldout_r_squared, layer_probe, token_spread
 from .relative import first_negative, first_rise, mass_on_offset, offset_attention, offset_attention_projections
-from .rope import rope, rope_decay_bound
+from .rope import rope, rope_decay_bound, rope_score_bound
+from .rounding import below
 from .shift import apply_shift, shift_matrix
 from .similarity import dot_profile
 from .sinusoidal import sinusoidal, sinusoidal_loop
@@ -77,6 +82,7 @@ from .variants import (
     implementation_table,
     layout_permutation,
     permutation_matrix,
+    permuted_blocks,
 )
 
 __all__ = [
@@ -88,6 +94,7 @@ __all__ = [
     "attention_weights",
     "base_explorer",
     "base_summary",
+    "below",
     "binary_digits",
     "bit_wave",
     "buggy_sinusoidal",
@@ -104,6 +111,7 @@ __all__ = [
     "draw_word_circles",
     "embedded_positions",
     "encoding_error",
+    "encoding_errors",
     "explorer_figure",
     "explorer_summary",
     "explorer_widget",
@@ -133,6 +141,7 @@ __all__ = [
     "mass_on_offset",
     "mlp",
     "multi_head_attention",
+    "mean_squared_distance",
     "nearest_other_position",
     "nearest_token_accuracy",
     "neighbour_distance",
@@ -142,6 +151,7 @@ __all__ = [
     "offset_attention",
     "offset_attention_projections",
     "permutation_matrix",
+    "permuted_blocks",
     "pi_frequencies",
     "player_html",
     "png_frames",
@@ -152,10 +162,12 @@ __all__ = [
     "random_embeddings",
     "rope",
     "rope_decay_bound",
+    "rope_score_bound",
     "rotation_sense",
     "round_to_bfloat16",
     "round_to_precision",
     "run_stack",
+    "score_terms",
     "self_attention",
     "shift_matrix",
     "show",
@@ -169,6 +181,7 @@ __all__ = [
     "transformer_parameters",
     "wavelengths",
     "yarn_attention_factor",
+    "yarn_correction_range",
     "yarn_frequencies",
     "yarn_ramp",
     "zero_crossings",

@@ -19,8 +19,17 @@ import numpy as np
 from ._validate import check_d_model, check_finite_real, check_positions, check_positive_int
 from .frequencies import frequencies, wavelengths
 
-# about 4 million angles per chunk (32 MB of float64) when scanning millions of offsets
-_ANGLES_PER_CHUNK = 2**22
+# Scanning millions of offsets: offsets per chunk (a few MB of float64), and the first chunk of
+# first_closer_than_neighbour, which doubles from there (an early answer needs no big chunk)
+_OFFSETS_PER_CHUNK = 2**20
+_FIRST_CHUNK = 2**12
+# Width of the fine grid b in Delta = start + a F + b (see _cos_sums)
+_FINE = 1024
+# The angle-addition sums and the sine form differ by rounding only: at most about 4e-11 per pair
+# for offsets up to two million (both round the angle omega_k Delta, near 1e-16 relative). Offsets
+# within this margin per pair (250 times that) of the best are re-evaluated with the sine form,
+# so that every scan returns exactly what a scan with the sine form alone would.
+_MARGIN_PER_PAIR = 1e-8
 
 
 def constant_pairs(d_model: int, length: int, *, base: float = 10_000.0, max_angle: float = 2 * np.pi) -> int:
@@ -51,6 +60,26 @@ def squared_distance(offsets, d_model: int, *, base: float = 10_000.0) -> np.nda
     return (4.0 * np.sin(half_angle) ** 2).sum(axis=1)  # sum_k 2 - 2 cos(omega_k Delta)
 
 
+def mean_squared_distance(d_model: int, max_offset: int, *, base: float = 10_000.0) -> float:
+    r"""Mean of :math:`\lVert\mathrm{PE}(p+\Delta)-\mathrm{PE}(p)\rVert^2` over the offsets :math:`\Delta = 1 .. N`.
+
+    In closed form, with :math:`N` = ``max_offset`` and Lagrange's sum of cosines
+    :math:`\sum_{\Delta=1}^{N}\cos\omega\Delta = \sin(N\omega/2)\cos\big((N+1)\omega/2\big)/\sin(\omega/2)`:
+
+    .. math::
+
+        \frac1N\sum_{\Delta=1}^{N}\sum_k \big(2 - 2\cos\omega_k\Delta\big)
+        = d_\mathrm{model} - \frac2N\sum_k \frac{\sin(N\omega_k/2)\,\cos\big((N+1)\omega_k/2\big)}{\sin(\omega_k/2)},
+
+    :math:`O(d)` work for any ``N`` (every :math:`0 < \omega_k \le 1`, so :math:`\sin(\omega_k/2) > 0`).
+    Returns a float; its square root is the root-mean-square distance of an encoding to the next ``N``.
+    """
+    n = check_positive_int(max_offset, name="max_offset")
+    omega = frequencies(check_d_model(d_model), base=base)
+    cos_sums = np.sin(n * omega / 2) * np.cos((n + 1) * omega / 2) / np.sin(omega / 2)  # sum_D cos(omega_k D)
+    return float(d_model - 2.0 * cos_sums.sum() / n)
+
+
 def neighbour_distance(d_model: int, *, base: float = 10_000.0) -> float:
     r"""Distance between the encodings of neighbouring positions, :math:`\lVert\mathrm{PE}(p+1)-\mathrm{PE}(p)\rVert`.
 
@@ -59,12 +88,40 @@ def neighbour_distance(d_model: int, *, base: float = 10_000.0) -> float:
     return float(np.sqrt(squared_distance(np.array([1.0]), d_model, base=base)[0]))
 
 
-def _distance_chunks(d_model: int, min_offset: int, max_offset: int, base: float):
-    """Yield ``(delta, squared distance)`` for integer offsets ``min_offset .. max_offset`` in chunks."""
-    chunk = max(1, _ANGLES_PER_CHUNK // (d_model // 2))
-    for start in range(min_offset, max_offset + 1, chunk):
-        delta = np.arange(start, min(start + chunk, max_offset + 1), dtype=np.float64)
-        yield delta, squared_distance(delta, d_model, base=base)
+def _cos_sums(omega: np.ndarray, start: int, count: int) -> np.ndarray:
+    r""":math:`\sum_k \cos(\omega_k\Delta)` for the integer offsets ``start .. start + count - 1``.
+
+    With :math:`\Delta = \mathrm{start} + aF + b` (:math:`0 \le b < F`), the angle-addition identity
+
+    .. math:: \cos\omega_k\Delta = \cos\omega_k(\mathrm{start} + aF)\,\cos\omega_k b
+                                  - \sin\omega_k(\mathrm{start} + aF)\,\sin\omega_k b
+
+    turns the sum over ``k`` for all ``(a, b)`` into two matrix products, :math:`C c^\top - S s^\top`:
+    :math:`O((A + F)\,h)` cosines instead of one per offset and pair. Returns shape ``(count,)``.
+    """
+    fine = min(count, _FINE)  # F
+    coarse = -(-count // fine)  # A, with A F >= count
+    big = (start + np.arange(coarse, dtype=np.float64) * fine)[:, None] * omega  # omega_k (start + a F), (A, h)
+    small = np.arange(fine, dtype=np.float64)[:, None] * omega  # omega_k b, (F, h)
+    sums = np.cos(big) @ np.cos(small).T - np.sin(big) @ np.sin(small).T  # (A, F): sum_k cos(omega_k Delta)
+    return sums.ravel()[:count]
+
+
+def _distance_chunks(d_model: int, min_offset: int, max_offset: int, base: float, first: int | None = None):
+    r"""Yield ``(delta, approximate squared distance)`` for integer offsets ``min_offset .. max_offset``.
+
+    Chunks start with ``first`` offsets (default: ``_OFFSETS_PER_CHUNK``) and double up to
+    ``_OFFSETS_PER_CHUNK``. The distances come from :func:`_cos_sums`
+    (:math:`d - 2\sum_k\cos\omega_k\Delta`) and agree with :func:`squared_distance` to well within
+    ``_MARGIN_PER_PAIR`` per pair; the callers re-check their candidates with the sine form.
+    """
+    omega = frequencies(d_model, base=base)
+    start, size = min_offset, min(first or _OFFSETS_PER_CHUNK, _OFFSETS_PER_CHUNK)
+    while start <= max_offset:
+        count = min(size, max_offset + 1 - start)
+        delta = np.arange(start, start + count, dtype=np.float64)
+        yield delta, d_model - 2.0 * _cos_sums(omega, start, count)  # sum_k 2 - 2 cos(omega_k Delta)
+        start, size = start + count, min(2 * size, _OFFSETS_PER_CHUNK)
 
 
 def _check_offset_range(d_model, max_offset, min_offset) -> tuple[int, int, int]:
@@ -86,11 +143,15 @@ def nearest_other_position(
     fit in memory. Ties go to the smallest offset. Returns ``(offset, squared_distance)``.
     """
     d_model, max_offset, min_offset = _check_offset_range(d_model, max_offset, min_offset)
+    margin = _MARGIN_PER_PAIR * (d_model // 2)
     best_offset, best = 0, np.inf
-    for delta, dist2 in _distance_chunks(d_model, min_offset, max_offset, base):
-        i = int(np.argmin(dist2))
-        if dist2[i] < best:
-            best_offset, best = int(delta[i]), float(dist2[i])
+    for delta, approx in _distance_chunks(d_model, min_offset, max_offset, base):
+        # every offset that may be the minimum, evaluated exactly (sine form); ties to the smallest
+        near = delta[approx <= approx.min() + margin]
+        exact = squared_distance(near, d_model, base=base)
+        i = int(np.argmin(exact))
+        if exact[i] < best:
+            best_offset, best = int(near[i]), float(exact[i])
     return best_offset, best
 
 
@@ -102,11 +163,13 @@ def first_closer_than_neighbour(d_model: int, max_offset: int, *, base: float = 
     "close" breaks down there.
     """
     d_model, max_offset, _ = _check_offset_range(d_model, max_offset, 1)
+    margin = _MARGIN_PER_PAIR * (d_model // 2)
     adjacent = squared_distance(np.array([1.0]), d_model, base=base)[0]
-    for delta, dist2 in _distance_chunks(d_model, 2, max_offset, base):
-        closer = np.flatnonzero(dist2 < adjacent)
+    for delta, approx in _distance_chunks(d_model, 2, max_offset, base, first=_FIRST_CHUNK):
+        near = delta[approx < adjacent + margin]  # candidates, checked exactly (sine form) in order
+        closer = np.flatnonzero(squared_distance(near, d_model, base=base) < adjacent)
         if closer.size:
-            return int(delta[closer[0]])
+            return int(near[closer[0]])
     return None
 
 

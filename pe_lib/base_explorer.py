@@ -17,7 +17,7 @@ from ._validate import check_base, check_d_model, check_positive_int
 from .base_analysis import base_summary, squared_distance
 from .frequencies import frequencies, wavelengths
 
-FIGSIZE = (10.0, 3.6)
+FIGSIZE = (7.6, 3.6)  # inches at 100 dpi: the 760-pixel text column
 # slider ranges of the explorer
 MAX_D_MODEL = 1024
 MAX_LENGTH = 4096
@@ -26,8 +26,8 @@ MAX_LOG10_BASE = 7
 
 
 def _title(d_model: int, base: float, length: int, summary: dict) -> str:
-    return (
-        f"d_model = {d_model}, base = {base:g}: {summary['slow_pairs']} of {summary['pairs']} pairs "
+    return (  # two lines: one would not fit the 760-pixel column at the sliders' widest values
+        f"d_model = {d_model}, base = {base:g}: {summary['slow_pairs']} of {summary['pairs']} pairs\n"
         f"have a wavelength > L = {length}; neighbour distance {summary['neighbour_distance']:.3f}"
     )
 

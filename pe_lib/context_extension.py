@@ -8,11 +8,24 @@ A model trained on ``original_length`` = :math:`L` tokens is to be used on :math
 * NTK-aware scaling (bloc97, 2023): a larger base,
   :math:`\mathrm{base}' = \mathrm{base}\cdot s^{d/(d-2)}`; :math:`\omega_0 = 1` is kept and the
   slowest pair is divided by exactly :math:`s`.
-* YaRN (Peng et al. 2023), "NTK-by-parts": with :math:`r_i = L/\lambda_i` full turns of pair ``i``
-  within the training length, a ramp :math:`\gamma(r) = \mathrm{clip}((r-\alpha)/(\beta-\alpha), 0, 1)`
-  (:math:`\alpha` = ``beta_slow`` = 1, :math:`\beta` = ``beta_fast`` = 32) mixes the two regimes:
-  :math:`\omega_i \to (1-\gamma_i)\,\omega_i/s + \gamma_i\,\omega_i`. YaRN also scales queries and keys
-  by :math:`\sqrt{1/t} = 0.1\ln s + 1` (:func:`yarn_attention_factor`).
+* YaRN (Peng et al. 2023), "NTK-by-parts": a ramp :math:`\gamma_i \in [0, 1]` per pair mixes the two
+  regimes, :math:`\omega_i \to (1-\gamma_i)\,\omega_i/s + \gamma_i\,\omega_i` (1 = keep the pair, 0 =
+  interpolate it), with ``beta_fast`` = 32 and ``beta_slow`` = 1 turns within the training length as
+  the two ends. The ramp comes in two forms (``ramp``):
+
+  - ``"code"`` (default), what the reference implementations compute and models run
+    (``find_correction_range`` / ``linear_ramp_mask`` in the YaRN repository, jquesnelle/yarn, and
+    ``_compute_yarn_parameters`` in Hugging Face transformers): linear in the *pair index* ``i``,
+    between the index where pairs make ``beta_fast`` turns rounded down and the index where they
+    make ``beta_slow`` turns rounded up;
+  - ``"paper"``: the paper's :math:`\gamma(r) = \mathrm{clip}((r - \beta_s)/(\beta_f - \beta_s), 0, 1)`,
+    linear in the number of turns :math:`r_i = L\omega_i/2\pi` of pair ``i``.
+
+  When the fastest pair makes at least ``beta_fast`` turns within :math:`L` (:math:`L \ge 2\pi\beta_f`,
+  202 tokens for 32 turns), both keep exactly the pairs with at least ``beta_fast`` turns and fully
+  interpolate exactly those with at most ``beta_slow``; in between they differ, by up to 0.38 for
+  ``d = 128``, ``L = 2048``. YaRN also scales queries and keys by
+  :math:`\sqrt{1/t} = 0.1\ln s + 1` (:func:`yarn_attention_factor`).
 """
 
 from __future__ import annotations
@@ -21,7 +34,7 @@ import math
 
 import numpy as np
 
-from ._validate import check_base, check_d_model, check_finite_real, check_positive_int
+from ._validate import check_base, check_choice, check_d_model, check_finite_real, check_positive_int
 from .frequencies import frequencies
 
 
@@ -54,28 +67,87 @@ def ntk_frequencies(d: int, scale: float, *, base: float = 10_000.0) -> np.ndarr
     return frequencies(d, base=ntk_base(d, scale, base=base))
 
 
-def yarn_ramp(
-    d: int, *, original_length: int, base: float = 10_000.0, beta_fast: float = 32.0, beta_slow: float = 1.0
-) -> np.ndarray:
-    r"""YaRN's ramp :math:`\gamma_i = \mathrm{clip}((r_i - \beta_s)/(\beta_f - \beta_s), 0, 1)` for each pair.
+YARN_RAMPS = ("code", "paper")
 
-    :math:`\beta_f` = ``beta_fast`` (32), :math:`\beta_s` = ``beta_slow`` (1), in turns.
 
-    :math:`r_i = L / \lambda_i = L\,\omega_i / 2\pi` is the number of full turns pair ``i`` makes within
-    the original length :math:`L`. :math:`\gamma_i = 1`: keep the pair (fast, fewer than
-    :math:`\lambda_i = L/\beta_\mathrm{fast}` tokens per turn); :math:`\gamma_i = 0`: interpolate it (a turn
-    longer than :math:`L`). Shape ``(d/2,)``. This is the paper's continuous ramp; the reference code
-    rounds its two ends to whole pair indices, which widens the ramp slightly.
-    """
-    length = check_positive_int(original_length, name="original_length")
+def _check_betas(beta_fast, beta_slow) -> tuple[float, float]:
     fast = check_finite_real(beta_fast, name="beta_fast")
     slow = check_finite_real(beta_slow, name="beta_slow")
-    if not 0.0 <= slow < fast:
+    if not 0.0 < slow < fast:
         raise ValueError(
-            f"need 0 <= beta_slow < beta_fast (turns within the original length), got {slow!r} and {fast!r}"
+            f"need 0 < beta_slow < beta_fast (turns within the original length), got {slow!r} and {fast!r}; "
+            "YaRN uses beta_slow=1.0, beta_fast=32.0"
         )
-    turns = length * frequencies(check_d_model(d, name="d"), base=base) / (2.0 * math.pi)  # r_i = L / lambda_i
-    return np.clip((turns - slow) / (fast - slow), 0.0, 1.0)  # gamma(r_i)
+    return fast, slow
+
+
+def yarn_correction_range(
+    d: int, *, original_length: int, base: float = 10_000.0, beta_fast: float = 32.0, beta_slow: float = 1.0
+) -> tuple[int, int]:
+    r"""The pair indices ``(low, high)`` between which the reference code's YaRN ramp runs.
+
+    Pair ``i`` makes :math:`r_i = L\,\mathrm{base}^{-2i/d}/2\pi` turns within :math:`L` = ``original_length``
+    tokens. Solved for ``i``, the (real) pair index that makes ``r`` turns is
+
+    .. math:: i(r) = \frac{d\,\ln\!\big(L / (2\pi r)\big)}{2\ln \mathrm{base}},
+
+    and the code rounds outwards and clamps: ``low = max(floor(i(beta_fast)), 0)``,
+    ``high = min(ceil(i(beta_slow)), d - 1)`` (``d - 1``, not ``d/2 - 1``, as in the source).
+    Source: ``find_correction_dim`` / ``find_correction_range`` in jquesnelle/yarn
+    (``scaled_rope/LlamaYaRNScaledRotaryEmbedding.py``) and ``_compute_yarn_parameters`` in
+    transformers' ``modeling_rope_utils.py`` (with its default ``truncate=True``). Returns two ints.
+    """
+    d = check_d_model(d, name="d")
+    length = check_positive_int(original_length, name="original_length")
+    base = check_base(base)
+    fast, slow = _check_betas(beta_fast, beta_slow)
+
+    def pair_index(turns: float) -> float:  # i(r) = d ln(L / (2 pi r)) / (2 ln base)
+        return d * math.log(length / (2.0 * math.pi * turns)) / (2.0 * math.log(base))
+
+    return max(math.floor(pair_index(fast)), 0), min(math.ceil(pair_index(slow)), d - 1)
+
+
+def yarn_ramp(
+    d: int,
+    *,
+    original_length: int,
+    base: float = 10_000.0,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+    ramp: str = "code",
+) -> np.ndarray:
+    r"""YaRN's ramp :math:`\gamma_i` for each pair: 1 = keep the pair, 0 = interpolate it. Shape ``(d/2,)``.
+
+    ``ramp="code"`` (default; what models run): with ``(low, high)`` from :func:`yarn_correction_range`,
+    :math:`\gamma_i = 1 - \mathrm{clip}\big((i - \mathrm{low})/(\mathrm{high} - \mathrm{low}), 0, 1\big)`,
+    linear in the pair index ``i``; ``high`` is raised by 0.001 when it equals ``low`` (as in the source).
+
+    ``ramp="paper"`` (Peng et al. 2023, eq. for :math:`\gamma(r)`):
+    :math:`\gamma_i = \mathrm{clip}\big((r_i - \beta_s)/(\beta_f - \beta_s), 0, 1\big)` with
+    :math:`r_i = L\,\omega_i/2\pi` the turns of pair ``i`` within the original length :math:`L`,
+    :math:`\beta_f` = ``beta_fast`` (32), :math:`\beta_s` = ``beta_slow`` (1): linear in the turns.
+
+    When :math:`L \ge 2\pi\beta_f` (pair 0 makes at least ``beta_fast`` turns), both give exactly 1 for
+    the pairs with at least ``beta_fast`` turns and exactly 0 for those with at most ``beta_slow``; they
+    differ in between. For shorter ``L`` the code's clamps decide instead (pair 0 is always kept, and
+    every pair once :math:`i(\beta_s) \le -1`); this is reproduced as the source computes it.
+    """
+    ramp = check_choice(ramp, YARN_RAMPS, name="ramp")
+    if ramp == "paper":
+        d = check_d_model(d, name="d")
+        length = check_positive_int(original_length, name="original_length")
+        fast, slow = _check_betas(beta_fast, beta_slow)
+        turns = length * frequencies(d, base=base) / (2.0 * math.pi)  # r_i = L omega_i / (2 pi), shape (d/2,)
+        return np.clip((turns - slow) / (fast - slow), 0.0, 1.0)  # gamma(r_i)
+    low, high = yarn_correction_range(
+        d, original_length=original_length, base=base, beta_fast=beta_fast, beta_slow=beta_slow
+    )
+    width = high - low
+    if width == 0:
+        width = 0.001  # the source's guard against a zero-width ramp
+    pair = np.arange(d // 2)  # i = 0 .. d/2 - 1
+    return 1.0 - np.clip((pair - low) / width, 0.0, 1.0)  # 1 - clip((i - low) / (high - low), 0, 1)
 
 
 def yarn_frequencies(
@@ -86,10 +158,18 @@ def yarn_frequencies(
     base: float = 10_000.0,
     beta_fast: float = 32.0,
     beta_slow: float = 1.0,
+    ramp: str = "code",
 ) -> np.ndarray:
-    r"""YaRN / NTK-by-parts frequencies :math:`(1-\gamma_i)\,\omega_i/s + \gamma_i\,\omega_i`, shape ``(d/2,)``."""
+    r"""YaRN / NTK-by-parts frequencies :math:`(1-\gamma_i)\,\omega_i/s + \gamma_i\,\omega_i`, shape ``(d/2,)``.
+
+    :math:`\gamma_i` is :func:`yarn_ramp` with the same arguments: by default the reference code's ramp
+    (Hugging Face ``_compute_yarn_parameters``, jquesnelle/yarn), ``ramp="paper"`` for the paper's.
+    Computed in float64 (the reference code uses float32).
+    """
     s = _check_scale(scale)
-    gamma = yarn_ramp(d, original_length=original_length, base=base, beta_fast=beta_fast, beta_slow=beta_slow)
+    gamma = yarn_ramp(
+        d, original_length=original_length, base=base, beta_fast=beta_fast, beta_slow=beta_slow, ramp=ramp
+    )
     omega = frequencies(d, base=base)
     return (1.0 - gamma) * omega / s + gamma * omega  # interpolate slow pairs, keep fast ones
 

@@ -8,7 +8,8 @@ position ``p``. This module builds the pieces of the experiment of chapter 2:
   position, back out of the sum by a nearest-neighbour lookup;
 * :func:`predicted_position_accuracy` — the same, predicted from the geometry alone;
 * :func:`random_cosines` and :func:`cosine_matrix` — how close to orthogonal vectors are;
-* :func:`transformer_parameters` — what adding or concatenating costs in parameters.
+* :func:`transformer_parameters` — what adding or concatenating costs in parameters;
+* :func:`score_terms` — the four terms an attention score of a sum splits into.
 """
 
 from __future__ import annotations
@@ -17,7 +18,13 @@ import math
 
 import numpy as np
 
-from ._validate import check_d_model, check_finite_real, check_positive_int, check_table_size
+from ._validate import (
+    check_d_model,
+    check_finite_array,
+    check_finite_real,
+    check_positive_int,
+    check_table_size,
+)
 from .similarity import dot_profile
 from .sinusoidal import sinusoidal
 
@@ -174,6 +181,7 @@ def transformer_parameters(
     d_ff: int = 2048,
     num_heads: int = 8,
     d_k: int = 64,
+    tie_output: bool | None = None,
 ) -> dict[str, int]:
     r"""Parameter count of an encoder-decoder Transformer whose layers work at ``width``.
 
@@ -184,10 +192,16 @@ def transformer_parameters(
     * encoder layer = attention + feed-forward + 2 LayerNorms, decoder layer = 2 attentions +
       feed-forward + 3 LayerNorms.
 
-    The token table has ``vocab_size x d_token`` entries, shared by encoder and decoder. When
-    ``width == d_token`` the pre-softmax projection reuses it (the paper's weight tying, section 3.4)
-    and costs nothing; otherwise it is a separate ``width x vocab_size`` matrix.
-    Adding the encoding: ``width = d_token``. Concatenating a ``d_pe``-wide one: ``width = d_token + d_pe``.
+    The token table has ``vocab_size x d_token`` entries, shared by encoder and decoder. The
+    pre-softmax projection either reuses it (the paper's weight tying, section 3.4: the logits are the
+    dot products of ``d_token`` coordinates of the last layer's output with the table's rows) and costs
+    nothing, or it is a separate ``width x vocab_size`` matrix. ``tie_output=None`` (default) ties
+    exactly when ``width == d_token``; ``True`` or ``False`` chooses.
+
+    * adding the encoding: ``width = d_token``;
+    * concatenating a ``d_pe``-wide one and widening the model: ``width = d_token + d_pe``;
+    * concatenating at a fixed width: ``d_token = width - d_pe`` (the word gets fewer coordinates),
+      usually with ``tie_output=True``.
 
     Returns a dict with integer counts ``embedding``, ``encoder``, ``decoder``,
     ``output_projection`` and ``total``.
@@ -201,6 +215,10 @@ def transformer_parameters(
     d_k = check_positive_int(d_k, name="d_k")
     if d_token > width:
         raise ValueError(f"d_token ({d_token}) cannot exceed the model width ({width}); pass width >= d_token")
+    if tie_output is None:
+        tie_output = width == d_token
+    elif not isinstance(tie_output, bool):
+        raise TypeError(f"tie_output must be True, False or None, got {tie_output!r}")
     inner = num_heads * d_k
     attention = 3 * (width * inner + inner) + (inner * width + width)  # W_Q, W_K, W_V, W_O with biases
     feed_forward = (width * d_ff + d_ff) + (d_ff * width + width)  # two linear layers with biases
@@ -211,7 +229,56 @@ def transformer_parameters(
         "embedding": vocab_size * d_token,
         "encoder": n_layers * encoder_layer,
         "decoder": n_layers * decoder_layer,
-        "output_projection": 0 if width == d_token else width * vocab_size,
+        "output_projection": 0 if tie_output else width * vocab_size,  # tied: reuses the token table
     }
     counts["total"] = sum(counts.values())
     return counts
+
+
+SCORE_TERMS = ("content-content", "content-position", "position-content", "position-position")
+
+
+def score_terms(e_query, pe_query, e_key, pe_key, w_q, w_k) -> dict[str, np.ndarray]:
+    r"""The four terms of the attention scores of inputs :math:`x = e + \mathrm{PE}`.
+
+    With :math:`W = W_Q W_K^\top`, the score of a query token (embedding :math:`e_m`, encoding
+    :math:`p_m = \mathrm{PE}(m)`) and a key token (:math:`e_n`, :math:`p_n`) is
+
+    .. math::
+
+        (e_m + p_m)\,W\,(e_n + p_n)^\top
+        = \underbrace{e_m W e_n^\top}_\text{content-content}
+        + \underbrace{e_m W p_n^\top}_\text{content-position}
+        + \underbrace{p_m W e_n^\top}_\text{position-content}
+        + \underbrace{p_m W p_n^\top}_\text{position-position}
+
+    (the expansion written out by Transformer-XL, Dai et al. 2019, section 3.3). ``e_query`` and
+    ``pe_query`` have shape ``(n_q, d_model)``, ``e_key`` and ``pe_key`` ``(n_k, d_model)``, ``w_q`` and
+    ``w_k`` ``(d_model, d_k)``. Returns a dict with the keys of ``SCORE_TERMS``, each an ``(n_q, n_k)``
+    array, not yet divided by :math:`\sqrt{d_k}`; their sum is :math:`(XW_Q)(X'W_K)^\top`.
+    """
+    eq = check_finite_array(e_query, name="e_query", ndim=2)
+    pq = check_finite_array(pe_query, name="pe_query", ndim=2)
+    ek = check_finite_array(e_key, name="e_key", ndim=2)
+    pk = check_finite_array(pe_key, name="pe_key", ndim=2)
+    wq = check_finite_array(w_q, name="w_q", ndim=2)
+    wk = check_finite_array(w_k, name="w_k", ndim=2)
+    if eq.shape != pq.shape or ek.shape != pk.shape:
+        raise ValueError(
+            f"each embedding needs an encoding of the same shape, got e_query {eq.shape} with pe_query {pq.shape} "
+            f"and e_key {ek.shape} with pe_key {pk.shape}"
+        )
+    if wq.shape != wk.shape or wq.shape[0] != eq.shape[1] or ek.shape[1] != eq.shape[1]:
+        raise ValueError(
+            f"w_q and w_k must both have shape (d_model, d_k) with d_model = {eq.shape[1]} (the width of e_query), "
+            f"got w_q {wq.shape}, w_k {wk.shape} and e_key {ek.shape}"
+        )
+    check_table_size(eq.shape[0], ek.shape[0], what="score matrix")
+    q_content, q_position = eq @ wq, pq @ wq  # (n_q, d_k): e_m W_Q, p_m W_Q
+    k_content, k_position = ek @ wk, pk @ wk  # (n_k, d_k): e_n W_K, p_n W_K
+    return {
+        "content-content": q_content @ k_content.T,  # e_m W_Q W_K^T e_n^T
+        "content-position": q_content @ k_position.T,  # e_m W_Q W_K^T p_n^T
+        "position-content": q_position @ k_content.T,  # p_m W_Q W_K^T e_n^T
+        "position-position": q_position @ k_position.T,  # p_m W_Q W_K^T p_n^T
+    }

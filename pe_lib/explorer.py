@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.ticker import NullFormatter
+from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from ._validate import check_base, check_d_model, check_positive_int, check_table_size
 from .frequencies import wavelengths
 from .plots import heatmap, new_figure
 from .sinusoidal import sinusoidal
 
+# the width of the book's text column (7.6 inches at 100 dpi, pe_lib.figures.MAX_WIDTH_PX)
+FIGURE_WIDTH = 7.6
 # slider ranges of the widget
 MAX_LENGTH = 512
 MAX_D_MODEL = 1024
@@ -51,11 +53,24 @@ def _table_title(n_positions: int, d_model: int, base: float) -> str:
 
 
 def _turns_title(info: dict) -> str:
-    return f"{info['full_turns']} of {info['pairs']} pairs turn fully within the sequence"
+    # two short lines: one long line overran the right edge of the figure (issue 11)
+    return f"{info['full_turns']} of {info['pairs']} pairs turn\nfully within the sequence"
 
 
 def _length_label(n_positions: int) -> str:
     return f"sequence length {n_positions}"
+
+
+def _set_limits(left, right, n_positions: int, d_model: int, lam: np.ndarray) -> None:
+    """Axis limits of both panels, set explicitly so that a new figure and an updated one agree.
+
+    The right panel spans every pair (-0.5 .. pairs - 0.5) and, on its log axis, the wavelengths and
+    the sequence length with a margin of a factor 1.5 on each side.
+    """
+    left.set_xlim(-0.5, d_model - 0.5)
+    left.set_ylim(n_positions - 0.5, -0.5)  # row 0 on top, as imshow draws it
+    right.set_xlim(-0.5, lam.size - 0.5)
+    right.set_ylim(min(lam[0], n_positions) / 1.5, max(lam[-1], n_positions) * 1.5)
 
 
 def explorer_figure(n_positions: int, d_model: int, base: float = 10_000.0) -> Figure:
@@ -69,41 +84,42 @@ def explorer_figure(n_positions: int, d_model: int, base: float = 10_000.0) -> F
     base = check_base(base)
     check_table_size(n_positions, d_model)
     info = explorer_summary(n_positions, d_model, base)
-    fig, (left, right) = new_figure(1, 2, width=9.0, height=3.6, width_ratios=[3, 2])
+    fig, (left, right) = new_figure(1, 2, width=FIGURE_WIDTH, height=3.8, width_ratios=[3, 2])
     heatmap(sinusoidal(n_positions, d_model, base=base), left, title=_table_title(n_positions, d_model, base))
     k = np.arange(info["pairs"])
-    right.semilogy(k, wavelengths(d_model, base=base), ".", ms=3, color="C0", label=r"$\lambda_k$")
+    lam = wavelengths(d_model, base=base)
+    right.semilogy(k, lam, ".", ms=3, color="C0", label=r"$\lambda_k$")
     right.axhline(n_positions, color="C3", lw=1, label=_length_label(n_positions))
     right.set_xlabel("pair index $k$")
     right.set_ylabel("wavelength (tokens)")
-    right.set_title(_turns_title(info), fontsize=9)
-    right.legend(fontsize=8, loc="upper left")
+    right.set_title(_turns_title(info))
+    right.legend(loc="upper left")
+    for axis in (left.xaxis, left.yaxis, right.xaxis):
+        # whole positions, dimensions and pairs only, and few enough labels to stay apart at any size
+        axis.set_major_locator(MaxNLocator(nbins=5, integer=True, min_n_ticks=1))
+    _set_limits(left, right, n_positions, d_model, lam)
     return fig
 
 
 def _update_explorer(fig: Figure, n_positions: int, d_model: int, base: float) -> None:
     """Change a figure made by :func:`explorer_figure` in place to show ``(n_positions, d_model, base)``.
 
-    Same data, texts and axis limits as a new ``explorer_figure(n_positions, d_model, base)`` (except
-    for ``d_model = 2``: matplotlib autoscales a log axis holding a single point differently on a
-    new figure and on an updated one; both ranges show the point and the line).
+    Same data, texts and axis limits as a new ``explorer_figure(n_positions, d_model, base)``.
     """
     info = explorer_summary(n_positions, d_model, base)
     left, right = fig.axes[:2]
     image = left.images[0]
     image.set_data(sinusoidal(n_positions, d_model, base=base))
     image.set_extent((-0.5, d_model - 0.5, n_positions - 0.5, -0.5))  # imshow's extent, row 0 on top
-    left.set_xlim(-0.5, d_model - 0.5)
-    left.set_ylim(n_positions - 0.5, -0.5)
     left.set_title(_table_title(n_positions, d_model, base))
+    lam = wavelengths(d_model, base=base)
     lam_line, length_line = right.lines[:2]
-    lam_line.set_data(np.arange(info["pairs"]), wavelengths(d_model, base=base))
+    lam_line.set_data(np.arange(info["pairs"]), lam)
     length_line.set_ydata([n_positions, n_positions])
     length_line.set_label(_length_label(n_positions))
     right.get_legend().get_texts()[1].set_text(_length_label(n_positions))
-    right.set_title(_turns_title(info), fontsize=9)
-    right.relim()
-    right.autoscale_view()
+    right.set_title(_turns_title(info))
+    _set_limits(left, right, n_positions, d_model, lam)
 
 
 def explorer_widget(n_positions: int = 64, d_model: int = 128, base: float = 10_000.0):

@@ -15,6 +15,8 @@ Precisions are named by strings: ``"float64"``, ``"float32"``, ``"float16"``, ``
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ._validate import check_choice, check_d_model, check_positions, check_table_size
@@ -24,6 +26,8 @@ from .sinusoidal import LAYOUTS
 PRECISIONS = ("float64", "float32", "float16", "bfloat16")
 # stored significand bits (without the implicit leading 1)
 _STORED_BITS = {"float64": 52, "float32": 23, "float16": 10, "bfloat16": 7}
+# encoding_error works through its table in chunks of about this many angles (half a MB of float64)
+_ANGLES_PER_CHUNK = 2**16
 
 
 def round_to_bfloat16(x) -> np.ndarray:
@@ -150,12 +154,86 @@ def encoding_error(positions, d_model: int, precision: str, *, angle_precision: 
     r"""Worst error of each encoding vector: :math:`\max_j |\widetilde{\mathrm{PE}}(pos, j) - \mathrm{PE}(pos, j)|`.
 
     :math:`\widetilde{\mathrm{PE}}` is :func:`low_precision_sinusoidal` (same arguments), PE the float64
-    table. Returns shape ``(n,)``; an entry can approach 2 (a sine of the wrong sign).
+    table: per pair, :math:`\max\big(|\mathrm{rd}(\sin\tilde\theta_k) - \sin\theta_k|,\,
+    |\mathrm{rd}(\cos\tilde\theta_k) - \cos\theta_k|\big)` with :math:`\theta_k = pos\,\omega_k`.
+    Returns shape ``(n,)``; an entry can approach 2 (a sine of the wrong sign). See
+    :func:`encoding_errors` for several formats at once.
+    """
+    precision = check_choice(precision, PRECISIONS, name="precision")
+    angle_precision = precision if angle_precision is None else angle_precision
+    fmt = (precision, angle_precision)
+    return encoding_errors(positions, d_model, [fmt], base=base, convention=convention)[fmt]
+
+
+def encoding_errors(positions, d_model: int, formats, *, base: float = 10_000.0,
+                    convention: str = "paper") -> dict[tuple[str, str], np.ndarray]:
+    r""":func:`encoding_error` for several ``(precision, angle_precision)`` pairs, sharing the work.
+
+    ``formats``: a sequence of pairs such as ``[("float16", "float16"), ("float16", "float32")]``.
+    The float64 sines and cosines are computed once, the low-precision angles and their sines once
+    per ``angle_precision`` (for float16 and bfloat16 angles, by looking up the sines of all 65536
+    16-bit values, :func:`_sin_cos_of_16_bit_values`), and everything in chunks of positions that stay
+    in cache. With ``angle_precision="float64"`` the angles are the exact ones, :math:`\tilde\theta = \theta`.
+    Returns ``{(precision, angle_precision): worst error per position, shape (n,)}``.
     """
     pos = check_positions(positions)
-    low = low_precision_sinusoidal(pos, d_model, precision=precision, angle_precision=angle_precision,
-                                   base=base, convention=convention)
-    theta = np.multiply.outer(pos, frequencies(d_model, base=base, convention=convention))
-    exact = np.empty_like(low)
-    exact[:, 0::2], exact[:, 1::2] = np.sin(theta), np.cos(theta)
-    return np.abs(low - exact).max(axis=1, initial=0.0)
+    formats = _check_formats(formats)
+    omega = frequencies(d_model, base=base, convention=convention)
+    check_table_size(pos.size, omega.size)
+    rows = max(1, _ANGLES_PER_CHUNK // omega.size)
+    worst = {fmt: np.zeros(pos.size) for fmt in formats}
+    for start in range(0, pos.size, rows):
+        p = pos[start:start + rows]
+        theta = np.multiply.outer(p, omega)  # theta_k = pos * omega_k (float64)
+        exact = np.sin(theta), np.cos(theta)
+        for angle_precision in dict.fromkeys(a for _, a in formats):  # each angle format once, in order
+            if angle_precision == "float64":  # rd(rd(pos) rd(omega_k)) is theta itself
+                low = exact
+            else:
+                low = _sin_cos(low_precision_angles(p, d_model, angle_precision, base=base, convention=convention),
+                               angle_precision)
+            for precision in (q for q, a in formats if a == angle_precision):
+                errors = [np.abs(round_to_precision(lo, precision) - ex).max(axis=1)  # |rd(sin theta~) - sin theta|
+                          for lo, ex in zip(low, exact, strict=True)]
+                worst[precision, angle_precision][start:start + rows] = np.maximum(*errors)
+    return worst
+
+
+def _check_formats(formats) -> list[tuple[str, str]]:
+    try:
+        pairs = [tuple(f) for f in formats]
+    except TypeError:
+        pairs = None
+    if not pairs or any(len(f) != 2 for f in pairs):
+        raise ValueError(f"formats must be a non-empty sequence of (precision, angle_precision) pairs, got {formats!r}")
+    for precision, angle_precision in pairs:
+        check_choice(precision, PRECISIONS, name="precision")
+        check_choice(angle_precision, PRECISIONS, name="angle_precision")
+    return list(dict.fromkeys(pairs))
+
+
+@functools.cache
+def _sin_cos_of_16_bit_values(precision: str) -> tuple[np.ndarray, np.ndarray]:
+    """``sin`` and ``cos`` (float64) of every float16 or bfloat16 value, indexed by its 16-bit pattern.
+
+    Infinities and NaNs give NaN; the angles looked up are finite (:func:`low_precision_angles` checks).
+    """
+    bits = np.arange(2**16, dtype=np.uint32)
+    with np.errstate(invalid="ignore"):  # the NaN patterns
+        if precision == "float16":
+            values = bits.astype(np.uint16).view(np.float16).astype(np.float64)
+        else:  # bfloat16: the upper half of a float32
+            values = (bits << 16).view(np.float32).astype(np.float64)
+        return np.sin(values), np.cos(values)
+
+
+def _sin_cos(theta: np.ndarray, precision: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(sin theta, cos theta)`` in float64 for angles that are values of ``precision``."""
+    if precision == "float16":
+        index = theta.astype(np.float16).view(np.uint16)  # exact: theta holds float16 values
+    elif precision == "bfloat16":
+        index = (theta.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)  # the bfloat16 bits
+    else:
+        return np.sin(theta), np.cos(theta)
+    sin_table, cos_table = _sin_cos_of_16_bit_values(precision)
+    return sin_table[index], cos_table[index]

@@ -94,3 +94,33 @@ def rope_decay_bound(offsets, d: int, *, base: float = 10_000.0) -> np.ndarray:
     omega = frequencies(check_d_model(d, name="d"), base=base)
     partial = np.cumsum(np.exp(1j * np.multiply.outer(delta, omega)), axis=1)  # S_j for j = 1 .. d/2
     return np.abs(partial).mean(axis=1)
+
+
+def rope_score_bound(q, k, offsets, *, base: float = 10_000.0, layout: str = "interleaved") -> np.ndarray:
+    r"""RoFormer's bound on :math:`|\langle R_m q, R_n k\rangle|` for given ``q`` and ``k``, per offset.
+
+    With :math:`h_i = \tilde q_i\,\overline{\tilde k_i}` (pair ``i`` of ``q`` and ``k`` as complex numbers,
+    paired as ``layout`` says) and :math:`h_{d/2} = 0`, summation by parts gives (Su et al. 2021, long-term decay)
+
+    .. math:: |\langle R_m q, R_n k\rangle| \le \max_i |h_{i+1} - h_i| \sum_{j=1}^{d/2} |S_j(m - n)|,
+
+    the right-hand side being returned: ``max_i |h_{i+1} - h_i| * (d/2) * rope_decay_bound(offsets, d)``.
+    ``q``, ``k``: shape ``(..., d)``, broadcast against each other. ``offsets``: an int ``n`` (offsets
+    ``0 .. n-1``) or a 1-D array of ``m - n``. Returns shape ``(..., len(offsets))``.
+    """
+    q = _check_vectors(q, name="q", min_ndim=1)
+    k = _check_vectors(k, name="k", min_ndim=1)
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"q and k must have the same last axis (the head dimension d), got {q.shape[-1]} and {k.shape[-1]}"
+        )
+    d = check_d_model(q.shape[-1], name="the last axis of q and k (the head dimension d)")
+    layout = check_choice(layout, ROPE_LAYOUTS, name="layout")
+    half = d // 2
+    if layout == "interleaved":
+        q_c, k_c = q[..., 0::2] + 1j * q[..., 1::2], k[..., 0::2] + 1j * k[..., 1::2]  # pair i = (2i, 2i+1)
+    else:
+        q_c, k_c = q[..., :half] + 1j * q[..., half:], k[..., :half] + 1j * k[..., half:]  # pair i = (i, i + d/2)
+    h = q_c * np.conj(k_c)  # h_i = q_i conj(k_i), shape (..., d/2)
+    step = np.abs(np.diff(h, append=np.zeros_like(h[..., :1]), axis=-1)).max(axis=-1)  # max_i |h_{i+1} - h_i|
+    return step[..., None] * half * rope_decay_bound(offsets, d, base=base)  # shape (..., len(offsets))

@@ -1,7 +1,9 @@
 r"""How real implementations of the sinusoidal encoding differ from the paper, and from each other.
 
-* **Layout.** ``"interleaved"`` (sin, cos, sin, cos, ...) or ``"split"`` (all sines, then all
-  cosines): a fixed permutation of the columns, see :func:`layout_permutation`.
+* **Layout.** ``"interleaved"`` (sin, cos, sin, cos, ...), ``"split"`` (all sines, then all
+  cosines) or ``"cos-first"`` (all cosines, then all sines, as in DiT's timestep embedding): fixed
+  permutations of the columns, see :func:`layout_permutation`. A model whose every residual
+  coordinate is permuted the same way computes the same thing, see :func:`permuted_blocks`.
 * **Frequencies.** ``convention="paper"`` or ``"tensor2tensor"`` (:func:`pe_lib.frequencies`).
 * **First position.** fairseq numbers real tokens from ``padding_idx + 1`` and zeroes the padding
   row (:func:`fairseq_sinusoidal`, :func:`fairseq_positions`).
@@ -25,25 +27,65 @@ from ._validate import (
     check_positive_int,
     check_table_size,
 )
+from .layers import BLOCK_KEYS
 from .sinusoidal import LAYOUTS, sinusoidal
+
+# the layouts of pe_lib.sinusoidal, and [cos | sin] (DiT's timestep embedding, from GLIDE/ADM)
+VARIANT_LAYOUTS = (*LAYOUTS, "cos-first")
+
+
+def _order(d_model: int, layout: str) -> np.ndarray:
+    """Columns of the interleaved table, in the order ``layout`` stores them."""
+    sines, cosines = np.arange(0, d_model, 2), np.arange(1, d_model, 2)  # columns 2k and 2k+1
+    if layout == "interleaved":
+        return np.arange(d_model)
+    if layout == "split":
+        return np.concatenate([sines, cosines])  # [sin w_0 .. sin w_{h-1}, cos w_0 .. cos w_{h-1}]
+    return np.concatenate([cosines, sines])  # cos-first: [cos w_0 .. cos w_{h-1}, sin w_0 .. sin w_{h-1}]
 
 
 def layout_permutation(d_model: int, *, source: str = "interleaved", target: str = "split") -> np.ndarray:
     r"""Column indices ``perm`` with ``table_target == table_source[:, perm]``.
 
+    Layouts: ``"interleaved"``, ``"split"`` (``[sin | cos]``) and ``"cos-first"`` (``[cos | sin]``).
     interleaved → split: ``perm = [0, 2, 4, ..., d-2, 1, 3, ..., d-1]`` (sines first);
-    split → interleaved: its inverse ``[0, d/2, 1, d/2+1, ...]``; same → same: the identity.
-    Returns an int array of shape ``(d_model,)``.
+    interleaved → cos-first: ``[1, 3, ..., d-1, 0, 2, ..., d-2]``; split → interleaved: the inverse of
+    the first, ``[0, d/2, 1, d/2+1, ...]``; same → same: the identity. In general
+    ``perm = inverse(order_source)[order_target]``, where ``order_L`` lists the interleaved columns in
+    the order layout ``L`` stores them. Returns an int array of shape ``(d_model,)``.
     """
     d_model = check_d_model(d_model)
-    source = check_choice(source, LAYOUTS, name="source")
-    target = check_choice(target, LAYOUTS, name="target")
-    if source == target:
-        return np.arange(d_model)
-    to_split = np.concatenate([np.arange(0, d_model, 2), np.arange(1, d_model, 2)])
-    if target == "split":
-        return to_split
-    return np.argsort(to_split)  # the inverse permutation
+    source = check_choice(source, VARIANT_LAYOUTS, name="source")
+    target = check_choice(target, VARIANT_LAYOUTS, name="target")
+    # table_L = interleaved[:, order_L], so table_target = table_source[:, argsort(order_source)[order_target]]
+    return np.argsort(_order(d_model, source))[_order(d_model, target)]
+
+
+def permuted_blocks(blocks, perm) -> list[dict[str, np.ndarray]]:
+    r"""The blocks of :func:`pe_lib.init_blocks` with every residual coordinate renumbered by ``perm``.
+
+    With :math:`P` = :func:`permutation_matrix` ``(perm)``, every weight that reads the residual stream
+    gets its rows permuted, :math:`P^\top W` (``W[perm]``: ``w_q``, ``w_k``, ``w_v`` of every head, ``w_1``),
+    and every weight or bias that writes into it its columns, :math:`W P` (``w_o``, ``w_2``, ``b_2``).
+    The layer norms (gain 1, bias 0) commute with :math:`P`: mean and variance do not depend on the
+    order. So :func:`pe_lib.run_stack` on ``x[..., perm]`` with these blocks returns the original
+    states with their last axis permuted, ``states[..., perm]``, at every layer, with or without
+    residual connections, pre- or post-LN, causal or not. Returns a new list of new dicts.
+    """
+    perm = np.asarray(perm)
+    permutation_matrix(perm)  # validates perm
+    out = []
+    for block in blocks:
+        if not isinstance(block, dict) or any(key not in block for key in BLOCK_KEYS):
+            raise ValueError(f"a block must be a dict with keys {', '.join(BLOCK_KEYS)} (see pe_lib.init_blocks)")
+        if block["w_o"].shape[0] != perm.size:
+            raise ValueError(f"perm has {perm.size} entries, but the block is for d_model={block['w_o'].shape[0]}")
+        out.append({
+            "w_q": block["w_q"][:, perm, :], "w_k": block["w_k"][:, perm, :], "w_v": block["w_v"][:, perm, :],
+            "w_1": block["w_1"][perm], "b_1": block["b_1"].copy(),  # read the stream: P^T W
+            "w_o": block["w_o"][:, perm], "w_2": block["w_2"][:, perm], "b_2": block["b_2"][perm],  # write: W P
+        })
+    return out
 
 
 def permutation_matrix(perm) -> np.ndarray:
@@ -149,6 +191,10 @@ IMPLEMENTATIONS: dict[str, dict] = {
                          pe_lib="sinusoidal(n, d).astype(np.float32)"),
     "jadore801120 before the fix": dict(layout="interleaved", convention="buggy", start=0, compute="float64",
                                         store="float32", pe_lib="buggy_sinusoidal(n, d).astype(np.float32)"),
+    "DiT timestep embedding": dict(
+        layout="cos-first", convention="paper", start=0, compute="float32", store="float32",
+        pe_lib='sinusoidal(t, d, dtype=np.float32)[:, layout_permutation(d, target="cos-first")]',
+    ),
 }
 
 
@@ -167,6 +213,6 @@ def implementation_table(name: str, n: int, d_model: int, *, padding_idx: int = 
     if spec["convention"] == "buggy":
         table = buggy_sinusoidal(n, d_model)
     else:
-        table = sinusoidal(n, d_model, layout=spec["layout"], convention=spec["convention"],
-                           dtype=np.dtype(spec["compute"]))
+        table = sinusoidal(n, d_model, convention=spec["convention"], dtype=np.dtype(spec["compute"]))
+        table = table[:, layout_permutation(d_model, target=spec["layout"])]  # interleaved -> its layout
     return table.astype(spec["store"]).astype(np.float64)

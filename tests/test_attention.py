@@ -75,3 +75,64 @@ def test_bias_is_added_to_scores_per_head():
 def test_bad_arguments(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# ---- found by `make mutate`: arguments that were accepted silently or named wrongly ----------------
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: pe_lib.attention_weights(np.ones((2, 3)), np.ones(3)), r"^k must be 2-D, got shape \(3,\)"),
+        (lambda: pe_lib.attention_weights(np.ones((2, 3)), np.ones((2, 3)), bias=[[np.nan, 0], [0, 0]]),
+         r"^bias must be finite"),
+        (lambda: pe_lib.attention_weights(np.ones((2, 4)), np.ones((3, 4)), causal=True),
+         r"as many queries as keys, got 2 and 3$"),
+        (lambda: pe_lib.self_attention(np.ones(3), np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 2))),
+         r"^x must be 2-D, got shape \(3,\)"),
+        (lambda: pe_lib.self_attention(np.ones((2, 3)), np.ones(3), np.ones((3, 2)), np.ones((3, 2))),
+         r"^w_q must be 2-D, got shape \(3,\)"),
+        (lambda: pe_lib.self_attention(np.ones((2, 3)), np.ones((3, 2)), np.ones(3), np.ones((3, 2))),
+         r"^w_k must be 2-D, got shape \(3,\)"),
+        (lambda: pe_lib.self_attention(np.ones((2, 3)), np.ones((3, 2)), np.ones((3, 2)), np.ones(3)),
+         r"^w_v must be 2-D, got shape \(3,\)"),
+        (lambda: pe_lib.self_attention(np.ones((2, 3)), np.ones((3, 2)), np.ones((4, 2)), np.ones((3, 2))),
+         r"^w_k must have 3 rows \(the width of x\), got shape \(4, 2\)"),
+        (lambda: pe_lib.self_attention(np.ones((2, 3)), np.ones((3, 2)), np.ones((3, 2)), np.ones((2, 2))),
+         r"^w_v must have 3 rows \(the width of x\), got shape \(2, 2\)"),
+        (lambda: pe_lib.self_attention(np.ones((2, 2)), np.eye(2), np.full((2, 2), 1e308), np.eye(2)),
+         r"^x @ w_k overflow"),
+        (lambda: pe_lib.self_attention(np.ones((2, 2)), np.eye(2), np.eye(2), np.full((2, 2), 1e308)),
+         r"^x @ w_v overflow"),
+        (lambda: pe_lib.softmax([np.inf, 1.0]), r"^scores must not contain NaN or \+inf"),
+        (lambda: pe_lib.softmax(["a"]), r"^scores must hold real numbers"),
+        (lambda: pe_lib.softmax([[-np.inf, -np.inf]]), r"^every softmax slice needs at least one entry"),
+        (lambda: pe_lib.softmax([1.0, 2.0], axis=1), r"axis must be an integer from -1 to 0, got 1"),
+        (lambda: pe_lib.softmax(3.0, axis=1), r"axis must be an integer from -1 to 0, got 1"),
+    ],
+)
+def test_messages_name_the_argument(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
+
+
+def test_overflow_is_an_error_not_a_warning():
+    # q k^T has +inf and -inf terms: their sum is NaN (an 'invalid' operation), reported as overflow
+    big = np.array([[1e200, 1e200]])
+    with pytest.raises(ValueError, match=r"^the scores q k\^T / sqrt\(d_k\) \(\+ bias\) overflow float64"):
+        pe_lib.attention_weights(big, np.array([[1e200, -1e200]]))
+    # finite scores plus a finite bias can overflow too
+    with pytest.raises(ValueError, match=r"overflow float64"):
+        pe_lib.attention_weights([[1e154]], [[1e154]], bias=[[1.7e308]])
+    with pytest.raises(ValueError, match=r"^x @ w_q overflow"):
+        pe_lib.self_attention([[1e200, 1e200]], [[1e200], [-1e200]], np.ones((2, 1)), np.ones((2, 1)))
+
+
+def test_softmax_of_a_scalar_and_the_mask_dtype():
+    assert pe_lib.softmax(3.0) == 1.0
+    assert pe_lib.causal_mask(3).dtype == np.bool_
+
+
+def test_self_attention_passes_the_bias_on():
+    # equal scores (x @ w_q = 0): the bias alone sets the weights, ln 3 -> (3/4, 1/4)
+    x, zero, v = np.eye(2), np.zeros((2, 2)), np.array([[1.0, 0.0], [0.0, 1.0]])
+    out = pe_lib.self_attention(x, zero, zero, v, bias=[[np.log(3), 0.0], [0.0, 0.0]])
+    np.testing.assert_allclose(out, [[0.75, 0.25], [0.5, 0.5]], rtol=1e-15)

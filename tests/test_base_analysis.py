@@ -64,15 +64,52 @@ def brute_nearest(d, lo, hi):
     return int(delta[np.argmin(dist2)]), float(dist2.min())
 
 
-@pytest.mark.parametrize("angles_per_chunk", [1, 5, 64, 2**22])
-def test_scans_agree_with_a_plain_minimum_across_chunks(monkeypatch, angles_per_chunk):
-    monkeypatch.setattr(base_analysis, "_ANGLES_PER_CHUNK", angles_per_chunk)
+@pytest.mark.parametrize(("per_chunk", "first", "fine"), [(1, 1, 1), (5, 2, 3), (64, 4, 7), (2**20, 2**12, 1024)])
+def test_scans_agree_with_a_plain_minimum_across_chunks(monkeypatch, per_chunk, first, fine):
+    monkeypatch.setattr(base_analysis, "_OFFSETS_PER_CHUNK", per_chunk)
+    monkeypatch.setattr(base_analysis, "_FIRST_CHUNK", first)
+    monkeypatch.setattr(base_analysis, "_FINE", fine)
     for d in (2, 4, 8):
         for lo in (1, 2, 5):
             assert pe_lib.nearest_other_position(d, 300, min_offset=lo) == brute_nearest(d, lo, 300)
         dist2 = pe_lib.squared_distance(np.arange(301), d)
         closer = [delta for delta in range(2, 301) if dist2[delta] < dist2[1]]
         assert pe_lib.first_closer_than_neighbour(d, 300) == (closer[0] if closer else None)
+
+
+@pytest.mark.parametrize(("start", "count", "fine"), [(0, 1, 1024), (7, 10, 3), (1_999_000, 2500, 1024), (5, 4096, 64)])
+def test_cos_sums_are_the_sum_of_cosines_per_offset(monkeypatch, start, count, fine):
+    monkeypatch.setattr(base_analysis, "_FINE", fine)
+    omega = pe_lib.frequencies(32)
+    delta = np.arange(start, start + count, dtype=np.float64)
+    direct = np.cos(np.multiply.outer(delta, omega)).sum(axis=1)  # one cosine per offset and pair
+    np.testing.assert_allclose(base_analysis._cos_sums(omega, start, count), direct, rtol=0, atol=1e-9)
+
+
+def test_the_scans_return_what_the_sine_form_returns_far_out():
+    # the near-collisions of chapter 9, found by the fast scan and valued by the sine form
+    offset, dist2 = pe_lib.nearest_other_position(4, 1_200_000, min_offset=1_100_000)
+    assert offset == 1_146_053 and dist2 == pe_lib.squared_distance([1_146_053], 4)[0]
+    window = np.arange(596_000, 596_275)
+    adjacent = pe_lib.neighbour_distance(16) ** 2
+    assert np.flatnonzero(pe_lib.squared_distance(window, 16) < adjacent).tolist() == [274]  # only 596274
+    assert pe_lib.first_closer_than_neighbour(16, 596_274) == 596_274
+    assert pe_lib.first_closer_than_neighbour(16, 596_273) is None
+
+
+@given(d=d_models, n=st.integers(1, 3000), base=bases)
+def test_mean_squared_distance_is_the_mean_over_the_offsets(d, n, base):
+    table = pe_lib.sinusoidal(n + 1, d, base=base)
+    direct = np.mean(np.sum((table[1:] - table[0]) ** 2, axis=1))  # ||PE(D) - PE(0)||^2, D = 1..n
+    assert abs(pe_lib.mean_squared_distance(d, n, base=base) - direct) <= 1e-9 * d
+
+
+def test_mean_squared_distance_far_out_is_about_d():
+    # the cosines average out: the mean squared distance over many offsets approaches d_model
+    assert pe_lib.mean_squared_distance(512, 100_000) == pytest.approx(512, rel=2e-3)
+    assert pe_lib.mean_squared_distance(8, 1) == pytest.approx(pe_lib.neighbour_distance(8) ** 2, rel=1e-14)
+    with pytest.raises(ValueError, match=r"max_offset must be an integer >= 1, got 0"):
+        pe_lib.mean_squared_distance(8, 0)
 
 
 def test_wide_encodings_have_the_adjacent_position_nearest():

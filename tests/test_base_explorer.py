@@ -22,7 +22,7 @@ def test_static_figure_shows_the_computed_numbers():
     np.testing.assert_allclose(np.sort(plotted), pe_lib.wavelengths(64, base=100.0))
     assert len(ax_w.lines[1].get_ydata()) == s["slow_pairs"]
     np.testing.assert_allclose(ax_d.lines[0].get_ydata(), np.sqrt(pe_lib.squared_distance(51, 64, base=100.0)))
-    assert fig.get_size_inches().tolist() == [10.0, 3.6]
+    assert fig.get_size_inches().tolist() == [7.6, 3.6]  # at 100 dpi, the 760-pixel text column
 
 
 def _shown(fig):

@@ -159,6 +159,23 @@ def test_parameter_total_matches_a_count_of_weight_shapes(width, d_token):
     assert (got["output_projection"] == 0) == (width == d_token)
 
 
+def test_output_tying_is_chosen_explicitly():
+    # the paper's base model at a fixed width of 512: 448 word and 64 position coordinates
+    cat = pe_lib.transformer_parameters(512, vocab_size=37000, d_token=448, tie_output=True)
+    add = pe_lib.transformer_parameters(512, vocab_size=37000, d_token=512)
+    assert cat["output_projection"] == 0 and cat["embedding"] == 37000 * 448
+    assert cat["encoder"] == add["encoder"] and cat["decoder"] == add["decoder"]
+    assert add["total"] - cat["total"] == 37000 * 64  # the 64 word coordinates the table no longer has
+    untied = pe_lib.transformer_parameters(512, vocab_size=37000, d_token=512, tie_output=False)
+    assert untied["output_projection"] == 512 * 37000
+    assert untied["total"] == add["total"] + 512 * 37000
+    # the default ties exactly when the widths agree
+    assert pe_lib.transformer_parameters(512, vocab_size=37000, d_token=448)["output_projection"] == 512 * 37000
+    widened = pe_lib.transformer_parameters(576, vocab_size=37000, d_token=512, tie_output=True)
+    assert widened["output_projection"] == 0
+    assert widened["total"] == _count_by_shapes(576, 37000, 512, 6, 2048, 8, 64) - 576 * 37000
+
+
 def test_concatenation_costs_more_than_addition():
     add = pe_lib.transformer_parameters(512, vocab_size=37000, d_token=512)
     cat = pe_lib.transformer_parameters(1024, vocab_size=37000, d_token=512)
@@ -197,8 +214,53 @@ def test_concatenation_costs_more_than_addition():
          r"d_token \(512\) cannot exceed the model width \(256\)"),
         (lambda: pe_lib.transformer_parameters(512, vocab_size=10, d_token=512, n_layers=0),
          "n_layers must be an integer >= 1, got 0"),
+        (lambda: pe_lib.score_terms(np.ones((2, 4)), np.ones((3, 4)), np.ones((2, 4)), np.ones((2, 4)),
+                                    np.ones((4, 2)), np.ones((4, 2))), "same shape, got e_query"),
+        (lambda: pe_lib.score_terms(np.ones((2, 4)), np.ones((2, 4)), np.ones((2, 4)), np.ones((2, 4)),
+                                    np.ones((4, 2)), np.ones((4, 3))), r"w_q and w_k must both have shape"),
+        (lambda: pe_lib.score_terms(np.ones((2, 4)), np.ones((2, 4)), np.ones((2, 6)), np.ones((2, 6)),
+                                    np.ones((4, 2)), np.ones((4, 2))), r"w_q and w_k must both have shape"),
+        (lambda: pe_lib.score_terms(np.ones((2, 4)), np.ones((2, 4)), np.ones((2, 4)), np.ones((2, 4)),
+                                    np.ones((5, 2)), np.ones((5, 2))), r"d_model = 4"),
+        (lambda: pe_lib.score_terms(np.ones(4), np.ones((2, 4)), np.ones((2, 4)), np.ones((2, 4)),
+                                    np.ones((4, 2)), np.ones((4, 2))), r"e_query must be 2-D"),
+        (lambda: pe_lib.score_terms(np.ones((2, 4)), np.full((2, 4), np.nan), np.ones((2, 4)), np.ones((2, 4)),
+                                    np.ones((4, 2)), np.ones((4, 2))), r"pe_query must be finite"),
     ],
 )
 def test_bad_arguments(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_tie_output_must_be_a_bool_or_none():
+    with pytest.raises(TypeError, match="tie_output must be True, False or None, got 'yes'"):
+        pe_lib.transformer_parameters(512, vocab_size=10, d_token=448, tie_output="yes")
+
+
+# ---- the four terms of an attention score ----------------------------------------------------------------
+def test_score_terms_are_the_four_bilinear_forms_and_add_up_to_the_score():
+    rng = np.random.default_rng(3)
+    n_q, n_k, d, d_k = 3, 5, 8, 4
+    e_q, p_q, e_k, p_k = (rng.normal(size=(n, d)) for n in (n_q, n_q, n_k, n_k))
+    w_q, w_k = rng.normal(size=(d, d_k)), rng.normal(size=(d, d_k))
+    terms = pe_lib.score_terms(e_q, p_q, e_k, p_k, w_q, w_k)
+    assert list(terms) == ["content-content", "content-position", "position-content", "position-position"]
+    # each term entry by entry, as a loop over the bilinear form a^T W_Q W_K^T b
+    pairs = {"content-content": (e_q, e_k), "content-position": (e_q, p_k),
+             "position-content": (p_q, e_k), "position-position": (p_q, p_k)}
+    for name, (a, b) in pairs.items():
+        assert terms[name].shape == (n_q, n_k)
+        for m in range(n_q):
+            for n in range(n_k):
+                expected = sum(a[m, i] * w_q[i, c] * w_k[j, c] * b[n, j]
+                               for i in range(d) for j in range(d) for c in range(d_k))
+                assert terms[name][m, n] == pytest.approx(expected, rel=1e-12, abs=1e-12)
+    # the sum is the unscaled score of the summed inputs
+    full = ((e_q + p_q) @ w_q) @ ((e_k + p_k) @ w_k).T
+    np.testing.assert_allclose(sum(terms.values()), full, rtol=1e-12, atol=1e-12)
+    # and pe_lib's attention weights are the softmax of that sum divided by sqrt(d_k)
+    scores = sum(terms.values()) / np.sqrt(d_k)
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(pe_lib.attention_weights((e_q + p_q) @ w_q, (e_k + p_k) @ w_k),
+                               weights / weights.sum(axis=1, keepdims=True), rtol=1e-12)

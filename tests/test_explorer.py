@@ -57,7 +57,7 @@ def test_explorer_figure_shows_table_and_wavelengths():
     assert wave.get_yscale() == "log"
     np.testing.assert_allclose(wave.lines[0].get_ydata(), pe_lib.wavelengths(16, base=100.0))
     info = pe_lib.explorer_summary(20, 16, 100.0)
-    assert wave.get_title() == f"{info['full_turns']} of 8 pairs turn fully within the sequence"
+    assert wave.get_title() == f"{info['full_turns']} of 8 pairs turn\nfully within the sequence"
 
 
 def test_explorer_figure_refuses_huge_tables():
@@ -130,3 +130,40 @@ def test_explorer_widget_sliders_redraw_the_figure():
 def test_explorer_widget_validates():
     with pytest.raises(ValueError, match="d_model"):
         pe_lib.explorer_widget(32, 63)
+
+
+# ---- nothing is cut off (issue 11: the title of the right panel ran off the figure) --------------------
+def _texts_outside(fig, renderer):
+    """Which axes of ``fig`` draw something (tick labels, labels, title, legend) beyond the figure's edges,
+    by more than half a pixel: their titles, or their index when untitled."""
+    box = fig.bbox
+    outside = []
+    for i, ax in enumerate(fig.axes):
+        e = ax.get_tightbbox(renderer)  # in display pixels: everything the axes draws, ticks within its limits
+        if e.x0 < box.x0 - 0.5 or e.x1 > box.x1 + 0.5 or e.y0 < box.y0 - 0.5 or e.y1 > box.y1 + 0.5:
+            outside.append(ax.get_title() or i)
+    return outside
+
+
+# the states with the longest texts: most pairs, largest length and base, four-digit counts
+STATES = [(64, 128, 10_000.0), (512, 1024, 1e6), (512, 1024, 10.0**0.5), (1, 2, 3.0), (500, 1000, 123456.0)]
+
+
+@pytest.mark.parametrize("state", STATES)
+def test_a_new_figure_fits_the_column_and_cuts_no_text(state):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = pe_lib.explorer_figure(*state)
+    assert fig.get_size_inches()[0] * fig.dpi <= pe_lib.figures.MAX_WIDTH_PX
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    assert _texts_outside(fig, canvas.get_renderer()) == []
+
+
+def test_the_widget_cuts_no_text_in_any_state():
+    w = pe_lib.explorer_widget(64, 128)
+    length, d_model, base = w.children[:3]
+    live_canvas = w.result.canvas
+    for n, d, b in STATES:
+        d_model.value, length.value, base.value = d, n, b
+        assert _texts_outside(w.result, live_canvas.get_renderer()) == [], (n, d, b)

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -181,15 +181,15 @@ def test_array_arguments_are_checked(bad):
 def test_softmax_scores_are_checked(bad):
     if isinstance(bad, np.ndarray) and bad.dtype.kind == "f" and not np.any(np.isnan(bad) | (bad == np.inf)):
         assert np.all(np.isfinite(pe_lib.softmax(bad)))  # -inf alone is a legitimate mask (weight 0)
-        return
-    raises_naming(lambda: pe_lib.softmax(bad), "scores")
+    else:
+        raises_naming(lambda: pe_lib.softmax(bad), "scores")
 
 
 @pytest.mark.parametrize(
     ("call", "match"),
     [
         (lambda: pe_lib.shift_matrix(0.0, 2**16), "shift matrix of 65536 x 65536"),
-        (lambda: pe_lib.dot_profile(10**6, 2**12), "table of angles of 1000000 x 2048"),
+        (lambda: pe_lib.dot_profile(10**6, 2**12), "table of angles of 1000000 x 2048 = "),
         (lambda: pe_lib.sinusoidal(10**6, 2**10), "table of 1000000 x 1024"),
         (lambda: pe_lib.sinusoidal(10**12, 2), "a table of 1,000,000,000,000 positions exceeds the limit"),
         (lambda: pe_lib.frequencies(2**40), "d_model = 1,099,511,627,776 is too large"),
@@ -234,8 +234,7 @@ def test_softmax_of_extreme_finite_scores_is_exact():
 @settings(max_examples=60)
 @given(d=wide_d, base=wide_base, convention=conventions)
 def test_frequencies_and_wavelengths_over_wide_bases(d, base, convention):
-    if convention == "tensor2tensor" and d == 2:
-        return
+    assume(not (convention == "tensor2tensor" and d == 2))  # undefined; see test_validation
     omega = pe_lib.frequencies(d, base=base, convention=convention)
     assert omega.shape == (d // 2,) and omega[0] == 1.0
     assert np.all(np.diff(omega) <= 0) and np.all(omega > 0)

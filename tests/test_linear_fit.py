@@ -53,3 +53,29 @@ def test_bad_arguments(x, y, match):
 def test_constant_target_has_no_r_squared():
     with pytest.raises(ValueError, match="y is constant"):
         pe_lib.r_squared(np.arange(6.0).reshape(3, 2), np.ones(3))
+
+
+# ---- found by `make mutate` --------------------------------------------------------------------
+def test_r_squared_of_several_targets_uses_each_target_s_own_mean():
+    # x = (0, 1, 2); targets (0, 1, 3) and (10, 10, 13), each fitted with slope 3/2 and an intercept:
+    # residual sums 1/6 and 3/2, totals around each column's mean 14/3 and 6: R^2 = 1 - (5/3)/(32/3) = 27/32
+    x = [[0.0], [1.0], [2.0]]
+    y = np.array([[0.0, 10.0], [1.0, 10.0], [3.0, 13.0]])
+    assert pe_lib.r_squared(x, y) == pytest.approx(27 / 32, rel=1e-13)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: pe_lib.fit_linear_map([["a"]], [1.0]), TypeError, r"^x must hold real numbers"),
+        (lambda: pe_lib.fit_linear_map([[1.0]], ["a"]), TypeError, r"^y must hold real numbers"),
+        (lambda: pe_lib.fit_linear_map([[1.0]], [np.inf]), ValueError,
+         r"^x and y must be finite, got NaN or infinity$"),
+        (lambda: pe_lib.fit_linear_map(np.array([[1e300], [2e300]]), np.array([1e300, -1e300])), ValueError,
+         r"^the least-squares fit overflows float64 \(values too large\); rescale x and y$"),
+        (lambda: pe_lib.r_squared([[0.0], [1.0]], [2.0, 2.0]), ValueError, r"^y is constant, so R\^2 is undefined"),
+    ],
+)
+def test_messages_name_the_argument(call, error, match):
+    with pytest.raises(error, match=match):
+        call()

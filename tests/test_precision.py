@@ -6,10 +6,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pe_lib
+import pe_lib.precision as precision_module
 from pe_lib.precision import (
     angle_error,
     distinct_positions,
     encoding_error,
+    encoding_errors,
     integer_limit,
     largest_finite,
     low_precision_angles,
@@ -234,3 +236,53 @@ def test_overflow_and_bad_arguments():
     with pytest.raises(ValueError, match="precision must be one of"):
         largest_finite("float8")
     assert largest_finite("float16") == 65504.0
+
+
+def _reference_errors(pos, d, precision, angle_precision):
+    """max_j |low-precision table - float64 table|, both tables built entry by entry as written."""
+    low = low_precision_sinusoidal(pos, d, precision=precision, angle_precision=angle_precision)
+    theta = np.multiply.outer(np.asarray(pos, dtype=np.float64), pe_lib.frequencies(d))
+    exact = np.empty_like(low)
+    exact[:, 0::2], exact[:, 1::2] = np.sin(theta), np.cos(theta)
+    return np.abs(low - exact).max(axis=1)
+
+
+FORMATS = [(p, a) for p in ("float16", "bfloat16", "float32") for a in ("float16", "bfloat16", "float32", "float64")]
+
+
+@pytest.mark.parametrize("angles_per_chunk", [1, 7, 2**16])
+def test_encoding_errors_match_the_tables_entry_by_entry(monkeypatch, angles_per_chunk):
+    monkeypatch.setattr(precision_module, "_ANGLES_PER_CHUNK", angles_per_chunk)
+    pos = np.concatenate([np.arange(0, 3000, 37), [2049.0, 2051.5, -700.25, 40_000.0]])
+    got = encoding_errors(pos, 16, FORMATS)
+    assert list(got) == FORMATS
+    for precision, angle_precision in FORMATS:
+        reference = _reference_errors(pos, 16, precision, angle_precision)
+        np.testing.assert_array_equal(got[precision, angle_precision], reference)
+        np.testing.assert_array_equal(encoding_error(pos, 16, precision, angle_precision=angle_precision), reference)
+
+
+@pytest.mark.parametrize("precision", ["float16", "bfloat16"])
+def test_sines_of_16_bit_angles_are_looked_up_exactly(precision):
+    rng = np.random.default_rng(3)
+    theta = round_to_precision(rng.uniform(-6e4, 6e4, 5000), precision)
+    theta[:4] = [0.0, -0.0, 2048.0, round_to_precision(np.pi, precision)]
+    sin, cos = precision_module._sin_cos(theta, precision)
+    np.testing.assert_array_equal(sin, np.sin(theta))
+    np.testing.assert_array_equal(cos, np.cos(theta))
+
+
+def test_encoding_errors_known_values_and_bad_formats():
+    # pair 0 at position 3001: float16 stores 3000, so the sine is off by |sin 3000 - sin 3001|
+    err = encoding_errors([3001], 2, [("float64", "float16"), ("float16", "float64")])
+    assert err["float64", "float16"][0] == pytest.approx(max(abs(np.sin(3000) - np.sin(3001)),
+                                                             abs(np.cos(3000) - np.cos(3001))), abs=1e-15)
+    assert 0 < err["float16", "float64"][0] <= 2.0**-12  # one rounding of a value in [-1, 1]
+    assert encoding_errors(0, 8, [("float16", "float16")])["float16", "float16"].shape == (0,)
+    for bad in ([], [("float16",)], "float16", 3):
+        with pytest.raises(ValueError, match="formats must be a non-empty sequence"):
+            encoding_errors(4, 8, bad)
+    with pytest.raises(ValueError, match="angle_precision must be one of"):
+        encoding_errors(4, 8, [("float16", "half")])
+    with pytest.raises(ValueError, match="overflow float16"):
+        encoding_errors([70_000], 8, [("float32", "float16")])

@@ -1,5 +1,7 @@
 """A fixed attention head that looks k tokens back, built from the offset map and the encodings alone."""
 
+import inspect
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -124,3 +126,29 @@ def test_bad_scan_and_mass_arguments():
         pe_lib.mass_on_offset(np.eye(4), -1)
     with pytest.raises(ValueError, match=r"n must be an integer >= 1, got 0"):
         pe_lib.offset_attention(0, 1, 8)
+
+
+# ---- found by `make mutate` --------------------------------------------------------------------
+def test_documented_defaults():
+    # base 10000 (the paper), unit scale, causal: the same as passing them
+    np.testing.assert_array_equal(pe_lib.offset_attention(8, 2, 16),
+                                  pe_lib.offset_attention(8, 2, 16, base=10_000.0, scale=1.0, causal=True))
+    assert pe_lib.first_rise(2) == pe_lib.first_rise(2, base=10_000.0, max_offset=100_000) == 4
+    for scan in (pe_lib.first_rise, pe_lib.first_negative):
+        defaults = {k: p.default for k, p in inspect.signature(scan).parameters.items() if k != "d_model"}
+        assert defaults == {"base": 10_000.0, "max_offset": 100_000}
+
+
+def test_messages_name_the_argument():
+    with pytest.raises(ValueError, match=r"^max_offset must be an integer >= 1, got 0"):
+        pe_lib.first_negative(8, max_offset=0)
+    with pytest.raises(ValueError, match=r"^offset must be a finite real number, got nan"):
+        pe_lib.offset_attention_projections(float("nan"), 8)
+    with pytest.raises(ValueError, match=r"^pair_weights must be finite, got NaN or infinity among them$"):
+        pe_lib.offset_attention_projections(1.0, 4, pair_weights=[1.0, np.inf])
+
+
+def test_mass_on_offset_reads_weights_as_float():
+    mass = pe_lib.mass_on_offset(np.eye(3, dtype=int), 0)
+    assert mass.dtype == np.float64
+    np.testing.assert_array_equal(mass, [1.0, 1.0, 1.0])

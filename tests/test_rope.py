@@ -116,6 +116,82 @@ def test_decay_bound_at_zero_and_bounds_scores():
         assert np.all(np.abs(scores) <= step * bound_mean * (d / 2) + 1e-9)
 
 
+def _decay_mean_by_hand(delta, d, base):
+    """(1 / (d/2)) sum_j |sum_{i<j} exp(i delta base^(-2i/d))|, term by term with cmath."""
+    import cmath
+
+    partial, total = 0j, 0.0
+    for i in range(d // 2):
+        partial += cmath.exp(1j * delta * base ** (-2 * i / d))
+        total += abs(partial)
+    return total / (d // 2)
+
+
+@pytest.mark.parametrize(("d", "base"), [(8, 10_000.0), (16, 500.0), (12, 1e6), (64, 2.0)])
+def test_decay_bound_matches_the_formula_for_any_base(d, base):
+    deltas = np.array([0.0, 1.0, 3.0, 17.5, 250.0, -40.0])
+    expected = [_decay_mean_by_hand(t, d, base) for t in deltas]
+    np.testing.assert_allclose(pe_lib.rope_decay_bound(deltas, d, base=base), expected, rtol=1e-12)
+    # the base matters: 500 and 10000 give different partial sums away from offset 0
+    if base != 10_000.0:
+        assert np.abs(pe_lib.rope_decay_bound(deltas[1:], d, base=base)
+                      - pe_lib.rope_decay_bound(deltas[1:], d)).max() > 1e-3
+
+
+def _score_bound_by_hand(q, k, delta, base):
+    """max_i |h_{i+1} - h_i| * sum_j |S_j(delta)| for one interleaved pair of vectors."""
+    d = len(q)
+    h = [complex(q[2 * i], q[2 * i + 1]) * complex(k[2 * i], k[2 * i + 1]).conjugate() for i in range(d // 2)]
+    step = max(abs(b - a) for a, b in zip(h, [*h[1:], 0j], strict=True))
+    return step * (d // 2) * _decay_mean_by_hand(delta, d, base)
+
+
+@pytest.mark.parametrize("base", [10_000.0, 300.0])
+def test_score_bound_matches_the_formula_and_bounds_every_score(base):
+    rng = np.random.default_rng(5)
+    d = 16
+    q, k = rng.normal(size=(2, 40, d))
+    deltas = np.array([0.0, 1.0, 2.0, 9.0, 60.0, 1000.0, -7.0])
+    bound = pe_lib.rope_score_bound(q, k, deltas, base=base)
+    assert bound.shape == (40, deltas.size)
+    for row in (0, 17, 39):
+        np.testing.assert_allclose(bound[row], [_score_bound_by_hand(q[row], k[row], t, base) for t in deltas],
+                                   rtol=1e-12)
+    for layout in ("interleaved", "split"):
+        b = pe_lib.rope_score_bound(q, k, deltas, base=base, layout=layout)
+        # query at position delta, key at 0: the score is <R_delta q, k>
+        scores = np.stack([np.sum(pe_lib.rope(q, np.full(40, t), base=base, layout=layout) * k, axis=1)
+                           for t in deltas], axis=1)
+        assert np.all(np.abs(scores) <= b * (1 + 1e-12))
+    # the split layout pairs (i, i + d/2): the same bound as the interleaved one on permuted vectors
+    perm = pe_lib.layout_permutation(d)
+    np.testing.assert_allclose(pe_lib.rope_score_bound(q[:, perm], k[:, perm], deltas, base=base, layout="split"),
+                               bound, rtol=1e-12)
+
+
+def test_score_bound_by_hand_for_all_ones():
+    # q = k = (1, ..., 1): every h_i = (1 + i)(1 - i) = 2, so every step is 0 except the last,
+    # |h_{d/2} - h_{d/2-1}| = |0 - 2| = 2. At offset 0, S_j = j and the bound is 2 * (1 + 2 + 3 + 4) = 20
+    # for d = 8, against the score |q|^2 = 8.
+    ones = np.ones(8)
+    assert pe_lib.rope_score_bound(ones, ones, [0.0])[0] == pytest.approx(20.0)
+    assert np.sum(pe_lib.rope(ones[None], [0.0]) * ones) == pytest.approx(8.0)
+
+
+def test_score_bound_broadcasts_and_validates():
+    q = np.ones(8)
+    k = np.ones((3, 8))
+    assert pe_lib.rope_score_bound(q, k, 5).shape == (3, 5)
+    with pytest.raises(ValueError, match=r"q and k must have the same last axis .* got 8 and 6"):
+        pe_lib.rope_score_bound(q, np.ones(6), 5)
+    with pytest.raises(ValueError, match=r"the last axis of q and k \(the head dimension d\) must be a positive even"):
+        pe_lib.rope_score_bound(np.ones(7), np.ones(7), 5)
+    with pytest.raises(ValueError, match=r"layout must be one of 'interleaved', 'split', got 'neox'"):
+        pe_lib.rope_score_bound(q, q, 5, layout="neox")
+    with pytest.raises(ValueError, match=r"k must be finite"):
+        pe_lib.rope_score_bound(q, np.full(8, np.nan), 5)
+
+
 def test_all_ones_score_is_twice_the_sinusoidal_dot_profile():
     d = 64
     ones = np.ones((1, d))

@@ -1,6 +1,7 @@
 """The offset map M(phi): PE(p + phi) = M(phi) PE(p), with M orthogonal and independent of p."""
 
 import numpy as np
+import pytest
 from hypothesis import given
 from strategies import bases, d_models, offsets, positions
 
@@ -47,3 +48,13 @@ def test_shifts_compose():
     np.testing.assert_allclose(
         pe_lib.shift_matrix(a, 16) @ pe_lib.shift_matrix(b, 16), pe_lib.shift_matrix(a + b, 16), atol=1e-14
     )
+
+
+def test_apply_shift_messages_name_the_argument():
+    # found by `make mutate`: the messages must start with the argument's name, as written
+    with pytest.raises(TypeError, match=r"^vectors must hold real numbers"):
+        pe_lib.apply_shift(["a", "b"], 1.0)
+    with pytest.raises(ValueError, match=r"^vectors must have shape \(\.\.\., d_model\), got a scalar$"):
+        pe_lib.apply_shift(1.0, 1.0)
+    with pytest.raises(ValueError, match=r"^vectors must be finite, got NaN or infinity among them$"):
+        pe_lib.apply_shift([np.nan, 1.0], 1.0)

@@ -1,6 +1,7 @@
 """f(Delta) = PE(p) . PE(p + Delta) = sum_k cos(omega_k Delta)."""
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import d_models, offsets, positions
@@ -34,3 +35,9 @@ def test_profile_is_not_monotone_for_d512():
 @given(n=st.integers(0, 50))
 def test_int_offsets_mean_zero_to_n_minus_one(n):
     np.testing.assert_array_equal(pe_lib.dot_profile(n, 8), pe_lib.dot_profile(np.arange(n), 8))
+
+
+def test_bad_offsets_are_named():
+    # found by `make mutate`
+    with pytest.raises(ValueError, match=r"^offsets must all be finite, got nan"):
+        pe_lib.dot_profile([np.nan], 8)

@@ -1,5 +1,7 @@
 """T5's relative position buckets: exact near the query, logarithmic further away, one side each."""
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -14,8 +16,6 @@ def test_hand_computed_defaults():
              -10_000: 15, 1: 17, 7: 23, 8: 24, 16: 26, 128: 31, 10_000: 31}
     rel = np.array(list(cases))
     np.testing.assert_array_equal(pe_lib.t5_relative_bucket(rel), list(cases.values()))
-    # ln(12/8)/ln(16) * 8 = 1.17 -> bucket 8 + 1
-    assert int(8 + np.floor(np.log(12 / 8) / np.log(16) * 8)) == 9
 
 
 def test_hand_computed_unidirectional():
@@ -23,6 +23,49 @@ def test_hand_computed_unidirectional():
     rel = np.array([5, 1, 0, -1, -15, -16, -32, -64, -128, -500])
     np.testing.assert_array_equal(pe_lib.t5_relative_bucket(rel, bidirectional=False),
                                   [0, 0, 0, 1, 15, 16, 21, 26, 31, 31])
+
+
+def reference_bucket(rel, bidirectional, num_buckets, max_distance):
+    """T5's _relative_position_bucket for one integer, written out from the paper's code (mesh_tensorflow)."""
+    n = num_buckets
+    ret = 0
+    if bidirectional:
+        n //= 2
+        if rel > 0:
+            ret += n
+        distance = abs(rel)
+    else:
+        distance = max(-rel, 0)
+    exact = n // 2
+    if distance < exact:
+        return ret + distance
+    large = exact + int(math.log(distance / exact) / math.log(max_distance / exact) * (n - exact))
+    return ret + min(large, n - 1)
+
+
+@pytest.mark.parametrize("bidirectional", [True, False])
+@pytest.mark.parametrize(("num_buckets", "max_distance"), [(32, 128), (64, 256), (16, 50), (8, 1000)])
+def test_matches_an_independent_reimplementation(bidirectional, num_buckets, max_distance):
+    rel = np.arange(-3 * max_distance, 3 * max_distance + 1)
+    expected = [reference_bucket(int(r), bidirectional, num_buckets, max_distance) for r in rel]
+    got = pe_lib.t5_relative_bucket(rel, bidirectional=bidirectional, num_buckets=num_buckets,
+                                    max_distance=max_distance)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_where_the_last_bucket_starts():
+    # Encoder (16 buckets a side, 8 exact): bucket 15 needs 8 + floor(8 ln(a/8) / ln 16) >= 15,
+    # i.e. a >= 8 * 16^(7/8) = 90.51: from distance 91 on, not from max_distance = 128.
+    assert pe_lib.t5_relative_bucket(-90) == 14 and pe_lib.t5_relative_bucket(-91) == 15
+    assert pe_lib.t5_relative_bucket(90) == 30 and pe_lib.t5_relative_bucket(91) == 31
+    # Decoder (32 buckets for the past, 16 exact): 16 + floor(16 ln(a/16) / ln 8) >= 31 from a >= 16 * 8^(15/16)
+    # = 112.40, i.e. from distance 113 on.
+    assert pe_lib.t5_relative_bucket(-112, bidirectional=False) == 30
+    assert pe_lib.t5_relative_bucket(-113, bidirectional=False) == 31
+    # non-default: 64 buckets, max_distance 256, encoder: 16 + floor(16 ln(a/16) / ln 16) >= 31 from
+    # a >= 16 * 16^(15/16) = 215.27 -> 216
+    kwargs = {"num_buckets": 64, "max_distance": 256}
+    assert pe_lib.t5_relative_bucket(-215, **kwargs) == 30 and pe_lib.t5_relative_bucket(-216, **kwargs) == 31
 
 
 @given(bidirectional=st.booleans(), half=st.integers(2, 32), max_distance=st.integers(1, 1000))

@@ -17,6 +17,7 @@ from pe_lib.variants import (
     implementation_table,
     layout_permutation,
     permutation_matrix,
+    permuted_blocks,
 )
 
 
@@ -41,6 +42,76 @@ def test_a_first_layer_absorbs_the_permutation(d, seed):
     np.testing.assert_allclose(p @ p.T, np.eye(d))
     np.testing.assert_allclose((x @ p) @ (p.T @ w), x @ w, atol=1e-12)
     np.testing.assert_array_equal(p.T @ w, w[perm])
+
+
+LAYOUTS = ("interleaved", "split", "cos-first")
+
+
+def test_cos_first_layout_is_all_cosines_then_all_sines():
+    d, n = 8, 5
+    inter = pe_lib.sinusoidal(n, d)
+    cos_first = inter[:, layout_permutation(d, target="cos-first")]
+    np.testing.assert_array_equal(cos_first[:, : d // 2], inter[:, 1::2])  # cos w_0 p .. cos w_3 p
+    np.testing.assert_array_equal(cos_first[:, d // 2 :], inter[:, 0::2])  # sin w_0 p .. sin w_3 p
+    np.testing.assert_array_equal(layout_permutation(4, target="cos-first"), [1, 3, 0, 2])
+    np.testing.assert_array_equal(layout_permutation(4, source="cos-first", target="split"), [2, 3, 0, 1])
+
+
+@given(d=d_models, n=st.integers(min_value=0, max_value=20))
+def test_layout_permutations_compose(d, n):
+    inter = pe_lib.sinusoidal(n, d)
+    tables = {lay: inter[:, layout_permutation(d, target=lay)] for lay in LAYOUTS}
+    for source in LAYOUTS:
+        for target in LAYOUTS:
+            perm = layout_permutation(d, source=source, target=target)
+            np.testing.assert_array_equal(tables[source][:, perm], tables[target])
+
+
+def test_dit_timestep_embedding_from_its_formula():
+    # DiT's TimestepEmbedder: freqs_k = exp(-ln(10000) k / half) (float32), emb = [cos(t freqs) | sin(t freqs)]
+    d, n = 16, 40
+    half = d // 2
+    freqs = np.exp(-np.log(10_000.0) * np.arange(half, dtype=np.float32) / half).astype(np.float32)
+    args = np.arange(n, dtype=np.float32)[:, None] * freqs[None, :]
+    reference = np.concatenate([np.cos(args), np.sin(args)], axis=1).astype(np.float64)
+    np.testing.assert_allclose(implementation_table("DiT timestep embedding", n, d), reference, rtol=0, atol=2e-6)
+
+
+@pytest.mark.parametrize(("norm", "residual", "causal"), [("post", True, False), ("pre", True, True),
+                                                          ("post", False, True), ("pre", False, False)])
+def test_a_permuted_model_computes_the_permuted_states(norm, residual, causal):
+    d, n = 16, 7
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(2, n, d))
+    blocks = pe_lib.init_blocks(2, d, n_heads=2, seed=3)
+    for b in blocks:  # non-zero biases, so that their permutation is tested too
+        b["b_1"], b["b_2"] = rng.normal(size=b["b_1"].shape), rng.normal(size=b["b_2"].shape)
+    perm = rng.permutation(d)
+    kw = dict(norm=norm, residual=residual, causal=causal)
+    states = pe_lib.run_stack(x, blocks, **kw)
+    permuted = pe_lib.run_stack(x[..., perm], permuted_blocks(blocks, perm), **kw)
+    np.testing.assert_allclose(permuted, states[..., perm], rtol=0, atol=1e-12)
+    # the inputs' weights alone (first block, reading side) are not enough once the stream is carried on
+    first_only = [dict(blocks[0], **{k: v for k, v in permuted_blocks(blocks[:1], perm)[0].items()
+                                     if k in ("w_q", "w_k", "w_v", "w_1")}), *blocks[1:]]
+    partial = pe_lib.run_stack(x[..., perm], first_only, **kw)
+    assert np.abs(partial[-1] - states[-1][..., perm]).max() > 0.1
+
+
+def test_permuted_blocks_explicitly_and_bad_arguments():
+    block = pe_lib.init_blocks(1, 4, n_heads=1, seed=0)[0]
+    perm = np.array([2, 0, 3, 1])
+    (new,) = permuted_blocks([block], perm)
+    np.testing.assert_array_equal(new["w_q"][0], permutation_matrix(perm).T @ block["w_q"][0])  # P^T W_Q
+    np.testing.assert_array_equal(new["w_o"], block["w_o"] @ permutation_matrix(perm))  # W_O P
+    np.testing.assert_array_equal(new["b_2"], block["b_2"][perm])
+    assert new["b_1"] is not block["b_1"]
+    with pytest.raises(ValueError, match="perm must be a permutation"):
+        permuted_blocks([block], [0, 1, 1, 2])
+    with pytest.raises(ValueError, match="perm has 2 entries, but the block is for d_model=4"):
+        permuted_blocks([block], [1, 0])
+    with pytest.raises(ValueError, match="a block must be a dict"):
+        permuted_blocks([{"w_q": 1}], perm)
 
 
 def test_permutation_matrix_rejects_non_permutations():

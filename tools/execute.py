@@ -9,7 +9,14 @@ each notebook top to bottom with nbclient in its own folder and then removes exa
 * random widget model ids in outputs, renumbered in order of appearance;
 * arbitrary splits of one cell's printed output into several stream outputs (merged).
 
-It also copies the ``alt`` text that ``pe_lib.show`` puts into a figure's output metadata into the
+It also writes what readers see in JupyterLab, derived from the cell, so that it cannot drift:
+
+* ``jupyter.source_hidden`` / ``jupyter.outputs_hidden`` from the Jupyter Book tags ``hide-input`` /
+  ``hide-output`` (Lab ignores the tags; exercise solutions are collapsed there too);
+* the plain-text stand-in of a widget output (what Lab shows before the cell is run in a live
+  kernel): a sentence saying how to get the sliders, instead of ``interactive(children=(IntSlider(…``.
+
+Finally it copies the ``alt`` text that ``pe_lib.show`` puts into a figure's output metadata into the
 cell's ``mystnb.image.alt``, the place myst-nb reads it from for the page's ``<img alt=...>``.
 
 Nothing else is touched: every number a cell prints is stored as printed, and nbval re-checks it.
@@ -48,6 +55,24 @@ def _copy_alt_text(cell: nbformat.NotebookNode) -> None:
             del cell.metadata["mystnb"]
 
 
+WIDGET_STAND_IN = "Interactive controls: run this cell in Jupyter (a live kernel) to get the sliders."
+LAB_FLAGS = {"hide-input": "source_hidden", "hide-output": "outputs_hidden"}
+
+
+def _lab_collapse(cell: nbformat.NotebookNode) -> None:
+    tags = cell.metadata.get("tags", [])
+    lab = cell.metadata.get("jupyter", {})
+    for tag, flag in LAB_FLAGS.items():
+        if tag in tags:
+            lab[flag] = True
+        else:
+            lab.pop(flag, None)
+    if lab:
+        cell.metadata["jupyter"] = lab
+    else:
+        cell.metadata.pop("jupyter", None)
+
+
 def _clean(nb: nbformat.NotebookNode) -> None:
     nb.metadata.pop("widgets", None)
     nb.metadata.pop("jupytext", None)
@@ -59,6 +84,7 @@ def _clean(nb: nbformat.NotebookNode) -> None:
     ids: dict[str, str] = {}
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
+        _lab_collapse(cell)
         if cell.cell_type != "code":
             continue
         _copy_alt_text(cell)
@@ -67,6 +93,7 @@ def _clean(nb: nbformat.NotebookNode) -> None:
             if view and "model_id" in view:
                 old = view["model_id"]
                 view["model_id"] = ids.setdefault(old, f"{len(ids) + 1:032x}")
+                out["data"]["text/plain"] = WIDGET_STAND_IN
 
 
 def execute(path: Path, timeout: int = 600) -> None:

@@ -26,6 +26,7 @@ import json
 import math
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -382,22 +383,38 @@ def _run(cmd: list[str], **kw) -> tuple[float, subprocess.CompletedProcess]:
     return time.perf_counter() - start, proc
 
 
-def _execute_timed(notebooks: list[Path]) -> tuple[float, str, list[dict]]:
-    """Execute every notebook (nothing is written) and collect each cell's execution time."""
+RUN_ALL_GOAL_S = 15.0  # a chapter's Run All on the 2-core machine
+RUN_ALL_TRAINING_GOAL_S = 60.0  # a chapter that trains models
+SLOW_CELL_S = 3.0  # a cell slower than this must say so in the prose or show progress
+
+
+def _run_all_goal(nb) -> float:
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    return RUN_ALL_TRAINING_GOAL_S if re.search(r"\btrain_transformers?\(", code) else RUN_ALL_GOAL_S
+
+
+def _execute_timed(notebooks: list[Path]) -> tuple[float, str, list[dict], list[dict]]:
+    """Execute every notebook (nothing is written): each chapter's Run All time and each cell's time.
+
+    A chapter's time is what a learner waits for after "Restart kernel and run all": from starting
+    the kernel to the last cell's reply.
+    """
     import nbformat
     from nbclient import NotebookClient
 
     os.environ.update(_env())  # the kernels inherit the environment of `make execute`
-    cells, failures = [], []
+    cells, chapters, failures = [], [], []
     start = time.perf_counter()
     for path in notebooks:
         nb = nbformat.read(path, as_version=4)
         client = NotebookClient(nb, timeout=600, kernel_name="python3",
                                 resources={"metadata": {"path": str(path.parent)}}, record_timing=True)
+        t0 = time.perf_counter()
         try:
             client.execute()
         except Exception as exc:
             failures.append(f"{path.name}: {type(exc).__name__}")
+        chapters.append({"notebook": path.name, "seconds": time.perf_counter() - t0, "goal": _run_all_goal(nb)})
         for index, cell in enumerate(nb.cells):
             stamps = cell.metadata.get("execution", {})
             if "iopub.execute_input" in stamps and "shell.execute_reply" in stamps:
@@ -406,7 +423,8 @@ def _execute_timed(notebooks: list[Path]) -> tuple[float, str, list[dict]]:
                 cells.append({"notebook": path.name, "cell": index, "seconds": (t1 - t0).total_seconds()})
     seconds = time.perf_counter() - start
     cells.sort(key=lambda c: -c["seconds"])
-    return seconds, ("all executed" if not failures else "failed: " + ", ".join(failures)), cells[:5]
+    slow = [c for c in cells if c["seconds"] > SLOW_CELL_S]
+    return seconds, ("all executed" if not failures else "failed: " + ", ".join(failures)), slow or cells[:5], chapters
 
 
 def _pytest_summary(proc: subprocess.CompletedProcess) -> str:
@@ -425,7 +443,7 @@ def bench_book() -> dict:
         print("  clean HTML build ...", flush=True)
         build_s, build = _run(["make", "book", f"BOOKOUT={out}"])
     print("  deterministic execution ...", flush=True)
-    execute_s, execute_result, slowest = _execute_timed(notebooks)
+    execute_s, execute_result, slowest, chapters = _execute_timed(notebooks)
     return {
         "date": datetime.date.today().isoformat(),
         "notebooks": len(notebooks),
@@ -436,6 +454,8 @@ def bench_book() -> dict:
         "execute_seconds": execute_s,
         "execute_result": execute_result,
         "slowest_cells": slowest,
+        "slow_cell_seconds": SLOW_CELL_S,
+        "chapters": chapters,
     }
 
 
