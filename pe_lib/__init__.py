@@ -55,6 +55,7 @@ from .layers import init_blocks, layer_norm, mlp, multi_head_attention, run_stac
 from .linear_fit import fit_linear_map, r_squared
 from .model_analysis import attention_by_offset, position_table, predict, residual_stream, trained_attention
 from .mrope import mrope, mrope_positions
+from .numbers import magnitude_text
 from .plots import binary_digits, bit_wave, heatmap, heatmap_grid, new_figure, zero_crossings
 from .precision import (
     angle_error,
@@ -68,7 +69,7 @@ from .precision import (
     round_to_bfloat16,
     round_to_precision,
 )
-from .probe import heldout_r_squared, layer_probe, token_spread
+from .probe import fit_probe, heldout_r_squared, layer_probe, token_spread
 from .relative import first_negative, first_rise, mass_on_offset, offset_attention, offset_attention_projections
 from .resample import cubic_kernel, resample_grid, resample_weights
 from .rope import rope, rope_decay_bound, rope_score_bound
@@ -134,6 +135,7 @@ __all__ = [
     "first_negative",
     "first_rise",
     "fit_linear_map",
+    "fit_probe",
     "frequencies",
     "hand_positions",
     "heatmap",
@@ -148,6 +150,7 @@ __all__ = [
     "layout_permutation",
     "low_precision_angles",
     "low_precision_sinusoidal",
+    "magnitude_text",
     "mass_on_offset",
     "mlp",
     "mrope",

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._validate import check_choice, check_d_model, check_finite_array, check_finite_real, check_positive_int
-from .attention import self_attention
+from .attention import causal_mask
 
 NORMS = ("post", "pre")
 BLOCK_KEYS = ("w_q", "w_k", "w_v", "w_o", "w_1", "b_1", "w_2", "b_2")
@@ -99,27 +99,31 @@ def _check_block(block, d_model: int) -> None:
 def multi_head_attention(x, block, *, causal: bool = False) -> np.ndarray:
     r""":math:`\mathrm{Attn}(x) = [\mathrm{head}_1, \dots, \mathrm{head}_h]\,W_O`, with
     :math:`\mathrm{head}_i = \mathrm{softmax}(x W_Q^i (x W_K^i)^\top/\sqrt{d_k})\, x W_V^i`
-    (:func:`pe_lib.self_attention`), each sequence attending only within itself.
+    (the formula of :func:`pe_lib.self_attention`), each sequence attending only within itself.
 
+    All sequences and heads are computed at once, as batched matrix products: the same numbers as
+    calling :func:`pe_lib.self_attention` per sequence and head, without a Python loop over them.
     ``x``: ``(n, d_model)`` or ``(batch, n, d_model)``. Returns an array of the same shape.
     """
     x = _as_states(x)
     _check_block(block, x.shape[-1])
-    seqs = x.reshape(-1, *x.shape[-2:])
-    n_heads = block["w_q"].shape[0]
-    out = np.stack(
-        [
-            np.concatenate(
-                [
-                    self_attention(s, block["w_q"][h], block["w_k"][h], block["w_v"][h], causal=causal)
-                    for h in range(n_heads)
-                ],
-                axis=-1,
-            )  # [head_1, ..., head_h]
-            for s in seqs
-        ]
-    )
-    return (out.reshape(-1, x.shape[-1]) @ block["w_o"]).reshape(x.shape)  # concat(heads) W_O
+    seqs = x.reshape(-1, *x.shape[-2:])[:, None]  # (batch, 1, n, d_model): one copy for every head
+    d_k = block["w_q"].shape[-1]
+    with np.errstate(over="ignore", invalid="ignore"):  # checked below, with a clearer message
+        q, k, v = seqs @ block["w_q"], seqs @ block["w_k"], seqs @ block["w_v"]  # (batch, h, n, d_k) each
+        scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_k)  # q_i . k_j / sqrt(d_k): (batch, h, n, n)
+    if not np.all(np.isfinite(scores)):
+        raise ValueError("the attention scores overflow float64 (finite inputs, infinite products); "
+                         "scale the inputs down")
+    if causal:
+        scores[..., ~causal_mask(scores.shape[-1])] = -np.inf  # query i sees key j only if j <= i
+    # softmax along the keys, in place: e^(s - max s) / sum e^(s - max s); masked keys get e^-inf = 0
+    scores -= scores.max(axis=-1, keepdims=True)
+    np.exp(scores, out=scores)
+    scores /= scores.sum(axis=-1, keepdims=True)
+    heads = scores @ v  # (batch, h, n, d_k)
+    joined = np.swapaxes(heads, 1, 2).reshape(-1, x.shape[-1])  # [head_1, ..., head_h] per token
+    return (joined @ block["w_o"]).reshape(x.shape)  # concat(heads) W_O
 
 
 def mlp(x, block) -> np.ndarray:

@@ -6,20 +6,28 @@ matplotlib.use("Agg")
 
 import base64
 import importlib
+import io
 import re
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from PIL import Image
 from strategies import bases, d_models
 
 import pe_lib
 
 
 def _tips(fig):
-    """The arrow tip (x, y) of every visible dial, in order."""
-    return np.array([ax.texts[0].xy for ax in fig.axes if ax.get_visible() and ax.texts])
+    """The tip (x, y) of the hand of every visible dial, in order."""
+    return np.array([line.get_xydata()[1] for ax in fig.axes if ax.get_visible()
+                     for line in ax.lines if line.get_gid() == "hand"])
+
+
+def _trail(ax):
+    (dots,) = [c for c in ax.collections if c.get_gid() == "trail"]
+    return dots
 
 
 @given(d=d_models, base=bases)
@@ -92,17 +100,28 @@ def test_draw_clock_puts_each_hand_where_the_table_says():
     fig = pe_lib.draw_clock(7, 16, pairs=(0, 2, 5), ncols=2)
     hands = pe_lib.hand_positions([7], 16)[0]
     np.testing.assert_allclose(_tips(fig), hands[[0, 2, 5]])
+    for ax in fig.axes[:3]:  # each hand starts at the centre
+        np.testing.assert_array_equal([line.get_xydata()[0] for line in ax.lines if line.get_gid() == "hand"],
+                                      [[0.0, 0.0]])
     assert sum(ax.get_visible() for ax in fig.axes) == 3  # one hidden cell in the 2 x 2 grid
     assert "pos = 7" in fig._suptitle.get_text()
     assert fig.axes[0].get_title().startswith("k = 0")
+    assert fig.get_size_inches().tolist() == [7.6, 4.8] and fig.dpi == 100
 
 
-def test_draw_clock_without_trail_draws_no_dots():
+def test_the_trail_shows_earlier_positions_from_position_0_on_newest_darkest():
     fig = pe_lib.draw_clock(3, 8, pairs=[1], trail=0)
     assert not fig.axes[0].collections
-    fig = pe_lib.draw_clock(3, 8, pairs=[1], trail=5)
-    np.testing.assert_allclose(fig.axes[0].collections[0].get_offsets(),
-                               pe_lib.hand_positions([-2, -1, 0, 1, 2], 8)[:, 1])
+    fig = pe_lib.draw_clock(9, 8, pairs=[1], trail=5)  # positions 4 .. 8
+    np.testing.assert_allclose(_trail(fig.axes[0]).get_offsets(), pe_lib.hand_positions([4, 5, 6, 7, 8], 8)[:, 1])
+    shades = _trail(fig.axes[0]).get_array()
+    assert len(shades) == 5 and np.all(np.diff(shades) > 0)  # Greys: larger is darker
+    fig = pe_lib.draw_clock(3, 8, pairs=[1], trail=5)  # only 0, 1, 2: a sequence starts at position 0
+    np.testing.assert_allclose(_trail(fig.axes[0]).get_offsets(), pe_lib.hand_positions([0, 1, 2], 8)[:, 1])
+    np.testing.assert_array_equal(_trail(fig.axes[0]).get_array(), shades[2:])
+    assert len(_trail(pe_lib.draw_clock(0, 8, pairs=[1]).axes[0]).get_offsets()) == 0
+    np.testing.assert_allclose(_trail(pe_lib.draw_clock(1.5, 8, pairs=[0], trail=3).axes[0]).get_offsets(),
+                               pe_lib.hand_positions([0.5], 8)[:, 0])
 
 
 @pytest.mark.parametrize(("pairs", "match"), [
@@ -129,19 +148,23 @@ def test_clock_widget_slider_moves_the_hands():
     assert w.result is fig and bytes(picture.value) != before
     np.testing.assert_allclose(_tips(w.result), pe_lib.hand_positions([3], 16)[0, :2])
     assert "pos = 3" in w.result._suptitle.get_text()
+    # before a kernel runs, Jupyter shows the text form of the stored output: it must say what to do
+    text = w._repr_mimebundle_()["text/plain"]
+    assert text == "Clock widget for d_model = 16, positions 0 to 50: run this cell (it needs a kernel)."
 
 
-@pytest.mark.parametrize(("pairs", "trail"), [((0, 1, 2, 5, 7), 8), ((1, 3), 0), ((0,), 3)])
-def test_moving_the_hands_in_place_matches_a_new_drawing(pairs, trail):
+@pytest.mark.parametrize(("pairs", "trail", "pos"), [((0, 1, 2, 5, 7), 8, 37), ((1, 3), 0, 37), ((0,), 3, 2)])
+def test_moving_the_hands_in_place_matches_a_new_drawing(pairs, trail, pos):
     clock = importlib.import_module("pe_lib.clock")
     fig = pe_lib.draw_clock(0, 16, pairs=pairs, trail=trail, base=500.0)
-    clock._update_clock(fig, 37, 16, pairs, 500.0, trail)
-    new = pe_lib.draw_clock(37, 16, pairs=pairs, trail=trail, base=500.0)
+    clock._update_clock(fig, pos, 16, pairs, 500.0, trail)
+    new = pe_lib.draw_clock(pos, 16, pairs=pairs, trail=trail, base=500.0)
     np.testing.assert_allclose(_tips(fig), _tips(new))
     for moved, drawn in zip(fig.axes, new.axes, strict=True):
         assert len(moved.collections) == len(drawn.collections) == (1 if trail and drawn.get_visible() else 0)
         for a, b in zip(moved.collections, drawn.collections, strict=True):
             np.testing.assert_allclose(a.get_offsets(), b.get_offsets())
+            np.testing.assert_array_equal(a.get_array(), b.get_array())
     assert fig._suptitle.get_text() == new._suptitle.get_text()
 
 
@@ -152,47 +175,84 @@ def test_clock_widget_validates():
         pe_lib.clock_widget(4, pairs=(0, 2))
 
 
-def _draw_dot(v):
-    fig, ax = pe_lib.new_figure(width=1, height=1)
-    ax.plot([v], [v], "o")
-    ax.set_xlim(0, 3)
-    ax.set_ylim(0, 3)
-    return fig
+def _full_drawing(fig, colors=32):
+    """The reference frame: ``fig`` drawn from scratch, reduced to the same palette as png_frames."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from PIL import Image
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    out = io.BytesIO()
+    rgb = Image.fromarray(np.asarray(canvas.buffer_rgba())[..., :3])
+    rgb.quantize(colors=colors, method=Image.Quantize.FASTOCTREE).save(out, format="PNG")
+    return base64.b64encode(out.getvalue()).decode("ascii")
+
+
+def _clock_frames(positions, pairs=(0, 1, 5), dpi=40, **kwargs):
+    clock = importlib.import_module("pe_lib.clock")
+    fig = pe_lib.draw_clock(positions[0], 12, pairs=pairs, dpi=dpi, width=4.0)
+    update = lambda p: clock._update_clock(fig, p, 12, pairs, 10_000.0, 8)  # noqa: E731
+    return pe_lib.png_frames(fig, update, positions, animated=clock._moving_artists(fig), **kwargs)
+
+
+def test_redrawing_only_the_moving_parts_gives_the_pixels_of_a_full_drawing():
+    positions = [0, 1, 6, 13.5]
+    frames = _clock_frames(positions)
+    for p, frame in zip(positions, frames, strict=True):
+        assert frame == _full_drawing(pe_lib.draw_clock(p, 12, pairs=(0, 1, 5), dpi=40, width=4.0))
 
 
 def test_png_frames_are_small_valid_pngs_that_depend_only_on_the_drawing():
-    frames = pe_lib.png_frames(_draw_dot, [0, 1, 2], dpi=30, colors=8)
+    frames = _clock_frames([0, 1, 2], colors=8)
     assert len(frames) == 3
     raw = [base64.b64decode(f) for f in frames]
     assert all(r.startswith(b"\x89PNG\r\n\x1a\n") for r in raw)
     assert len(set(frames)) == 3
-    assert frames == pe_lib.png_frames(_draw_dot, [0, 1, 2], dpi=30, colors=8)
+    assert frames == _clock_frames([0, 1, 2], colors=8)
     assert b"tEXt" not in raw[0]  # no metadata (software, dates)
+    image = Image.open(io.BytesIO(raw[0]))
+    assert image.mode == "P" and len(image.getcolors()) <= 8 and image.size == (160, 96)  # 4.0 x 2.4 in at dpi 40
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [
     ({"colors": 1}, "colors must be an integer >= 2"),
     ({"colors": 257}, "at most 256"),
-    ({"dpi": 0}, "dpi must be an integer >= 1"),
+    ({"animated": []}, "animated must list the artists"),
 ])
 def test_png_frames_rejects_bad_settings(kwargs, match):
+    fig, ax = pe_lib.new_figure(width=1, height=1)
+    (dot,) = ax.plot([0], [0], "o")
     with pytest.raises(ValueError, match=match):
-        pe_lib.png_frames(_draw_dot, [0], **kwargs)
+        pe_lib.png_frames(fig, lambda v: dot.set_data([v], [v]), [0], **({"animated": [dot]} | kwargs))
 
 
 def test_png_frames_needs_values():
+    fig, ax = pe_lib.new_figure(width=1, height=1)
+    (dot,) = ax.plot([0], [0], "o")
     with pytest.raises(ValueError, match="at least one frame"):
-        pe_lib.png_frames(_draw_dot, [])
+        pe_lib.png_frames(fig, lambda v: None, [], animated=[dot])
 
 
-def test_player_html_is_self_contained_with_a_fixed_id():
-    html = pe_lib.player_html(["AAAA", "BBBB"], ["a<b & c", 'say "</script>"'], html_id="demo_1", alt='"x"')
-    assert 'id="demo_1_slider"' in html and 'max="1"' in html
-    assert 'src="data:image/png;base64,AAAA"' in html  # the first frame shows without JavaScript
-    assert 'alt="&quot;x&quot;"' in html
-    assert '"AAAA","BBBB"' in html
-    assert ">a&lt;b &amp; c</span>" in html  # the label of frame 0, escaped as HTML text
-    assert '"a<b & c","say \\"<\\/script>\\""' in html  # JavaScript literals cannot close the script
+def _png(width, height):
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), "white").save(out, format="PNG")
+    return base64.b64encode(out.getvalue()).decode("ascii")
+
+
+def test_player_html_is_a_strip_of_frames_that_a_script_turns_into_a_player():
+    a, b = _png(30, 20), _png(30, 20)
+    html = pe_lib.player_html([a, b], ["a<b & c", 'say "</script>"'], html_id="demo_1", alt='"x"')
+    markup, script = html.split("<script>")
+    # without JavaScript (an untrusted notebook in JupyterLab): every frame, no control that needs a script
+    assert markup.count("<img ") == 2 and f'src="data:image/png;base64,{a}"' in markup
+    assert 'width="30" height="20"' in markup
+    assert 'alt="&quot;x&quot;, a&lt;b &amp; c"' in markup  # alt text and label, escaped for an attribute
+    assert 'id="demo_1_frames"' in markup and "overflow-x: auto" in markup  # a strip that scrolls sideways
+    assert "scroll sideways" in markup
+    assert "<button" not in markup and "<input" not in markup
+    # with JavaScript: the controls, and the labels as string literals that cannot close the script
+    assert 'make("input", {type: "range"' in script and '"play"' in script
+    assert '"a<b & c","say \\"<\\/script>\\""' in script
     assert html.count("</script>") == 1
     assert "http" not in html and "uuid" not in html
 
@@ -203,6 +263,7 @@ def test_player_html_is_self_contained_with_a_fixed_id():
     (["A"], ["a"], "1x", "html_id must start with a letter"),
     (["A"], ["a"], "x-y", "html_id must start with a letter"),
     (["A"], ["a"], None, "html_id must start with a letter"),
+    ([base64.b64encode(b"GIF89a" + bytes(40)).decode()], ["a"], "x", "base64-encoded PNG"),
 ])
 def test_player_html_rejects_bad_arguments(frames, labels, html_id, match):
     with pytest.raises(ValueError, match=match):
@@ -213,11 +274,11 @@ def test_clock_animation_is_deterministic_and_light():
     kwargs = {"pairs": (0, 1), "dpi": 30, "width": 3.0, "height": 1.6, "html_id": "t_clock"}
     html = pe_lib.clock_animation_html(np.arange(4), 8, **kwargs)
     assert html == pe_lib.clock_animation_html(np.arange(4), 8, **kwargs)
-    assert html.count("data:image/png;base64,") == 2  # the first frame in <img>, the prefix in the script
-    frames = re.search(r"var frames = \[(.*?)\];", html).group(1).split(",")
-    assert len(frames) == 4
+    frames = re.findall(r'src="data:image/png;base64,([^"]+)"', html)
+    assert len(frames) == 4 and len(set(frames)) == 4
     assert '"pos = 0","pos = 1","pos = 2","pos = 3"' in html
-    assert len(html) < 60_000
+    assert 'alt="clock hands of d_model = 8, pos = 3"' in html
+    assert len(html) < 40_000
 
 
 def test_clock_animation_validates_pairs():

@@ -81,12 +81,35 @@ def test_init_blocks_rejects_bad_arguments(kwargs, match):
         pe_lib.init_blocks(**kwargs)
 
 
-def test_multi_head_attention_is_concatenated_heads_times_w_o():
-    x = _x(1)
+@pytest.mark.parametrize("causal", [False, True])
+def test_multi_head_attention_is_concatenated_heads_times_w_o(causal):
+    # the batched computation against pe_lib.self_attention, one sequence and one head at a time
+    x = _x(1, (3, 5, D))
     block = pe_lib.init_blocks(1, D, n_heads=4, seed=3)[0]
-    heads = [pe_lib.self_attention(x, block["w_q"][h], block["w_k"][h], block["w_v"][h]) for h in range(4)]
-    expected = np.concatenate(heads, axis=1) @ block["w_o"]
-    np.testing.assert_allclose(pe_lib.multi_head_attention(x, block), expected, atol=1e-12)
+    for s in range(3):
+        heads = [pe_lib.self_attention(x[s], block["w_q"][h], block["w_k"][h], block["w_v"][h], causal=causal)
+                 for h in range(4)]
+        expected = np.concatenate(heads, axis=1) @ block["w_o"]
+        np.testing.assert_allclose(pe_lib.multi_head_attention(x, block, causal=causal)[s], expected, atol=1e-12)
+        np.testing.assert_allclose(pe_lib.multi_head_attention(x[s], block, causal=causal), expected, atol=1e-12)
+
+
+def test_multi_head_attention_by_hand_for_one_head_of_two_tokens():
+    # d_model = 2, one head: W_Q = W_K = W_V = W_O = I, so the scores are x x^T / sqrt(2)
+    block = {"w_q": np.eye(2)[None], "w_k": np.eye(2)[None], "w_v": np.eye(2)[None], "w_o": np.eye(2),
+             "w_1": np.zeros((2, 1)), "b_1": np.zeros(1), "w_2": np.zeros((1, 2)), "b_2": np.zeros(2)}
+    x = np.array([[1.0, 0.0], [0.0, 2.0]])
+    s = np.array([[1.0, 0.0], [0.0, 4.0]]) / np.sqrt(2)  # x_i . x_j / sqrt(d_k)
+    w = np.exp(s) / np.exp(s).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(pe_lib.multi_head_attention(x, block), w @ x, atol=1e-15)
+    np.testing.assert_allclose(pe_lib.multi_head_attention(x, block, causal=True), [[1.0, 0.0], w[1] @ x],
+                               atol=1e-15)  # token 0 sees only itself
+
+
+def test_multi_head_attention_reports_overflow():
+    block = pe_lib.init_blocks(1, D, seed=0)[0]
+    with pytest.raises(ValueError, match="attention scores overflow float64"):
+        pe_lib.multi_head_attention(np.full((3, D), 1e200), block)
 
 
 def test_batches_are_independent_sequences():

@@ -111,3 +111,50 @@ def test_token_spread():
         pe_lib.token_spread(np.ones((2, 3)))
     with pytest.raises(ValueError, match="a layer is all zeros"):
         pe_lib.token_spread(np.zeros((1, 2, 3)))
+
+
+def _lstsq_probe(x, y):
+    """The reference: numpy's SVD-based least squares on the design [x, 1]."""
+    design = np.hstack([x, np.ones((x.shape[0], 1))])
+    c, *_ = np.linalg.lstsq(design, y.reshape(x.shape[0], -1), rcond=None)
+    return c[:-1], c[-1]
+
+
+def test_fit_probe_recovers_an_exact_affine_map():
+    rng = np.random.default_rng(10)
+    x = rng.normal(size=(50, 3))
+    w_true, b_true = np.array([[1.0, -2.0], [0.5, 0.0], [3.0, 1.0]]), np.array([4.0, -1.0])
+    w, b = pe_lib.fit_probe(x, x @ w_true + b_true)
+    np.testing.assert_allclose(w, w_true, atol=1e-12)
+    np.testing.assert_allclose(b, b_true, atol=1e-12)
+    w1, b1 = pe_lib.fit_probe(x, x[:, 0])  # a 1-D target is one output
+    assert w1.shape == (3, 1) and b1.shape == (1,)
+    np.testing.assert_allclose(w1[:, 0], [1.0, 0.0, 0.0], atol=1e-12)
+
+
+@pytest.mark.parametrize("feature_scale", [1.0, 1e-5])
+def test_fit_probe_agrees_with_lstsq_even_for_tiny_features(feature_scale):
+    # features 1e-5 of the intercept square to 1e-10 in the Gram matrix: without the refinement
+    # steps the noisy fit below loses several digits
+    rng = np.random.default_rng(11)
+    x = feature_scale * rng.normal(size=(400, 20)) @ rng.normal(size=(20, 20))
+    y = rng.normal(size=(400, 2)) + 30.0
+    w, b = pe_lib.fit_probe(x, y)
+    w_ref, b_ref = _lstsq_probe(x, y)
+    np.testing.assert_allclose(x @ w + b, x @ w_ref + b_ref, rtol=0, atol=1e-10)
+
+
+def test_fit_probe_keeps_only_the_intercept_for_rounding_noise():
+    rng = np.random.default_rng(12)
+    y = rng.normal(size=300) + 7.0
+    x = 1e-17 * rng.normal(size=(300, 8))  # far below the rounding error of the intercept column
+    w, b = pe_lib.fit_probe(x, y)
+    assert np.abs(w).max() < 1e-12  # fitting the noise would need weights of about 1e17
+    assert b[0] == pytest.approx(y.mean(), abs=1e-12)
+
+
+def test_fit_probe_rejects_bad_data():
+    with pytest.raises(ValueError, match="x and y must be finite"):
+        pe_lib.fit_probe(np.full((5, 2), np.nan), np.ones(5))
+    with pytest.raises(ValueError, match="as many rows, got 5 and 4"):
+        pe_lib.fit_probe(np.ones((5, 2)), np.ones(4))
