@@ -6,6 +6,7 @@ the shape of what it returns.
 
 from .alibi import alibi_bias, alibi_slopes
 from .attention import attention_weights, causal_mask, self_attention, softmax
+from .attention_offsets import attention_by_offset, weight_at_offset
 from .base_analysis import (
     base_summary,
     constant_pairs,
@@ -64,6 +65,7 @@ from .precision import (
 from .probe import heldout_r_squared, layer_probe, token_spread
 from .relative import first_negative, first_rise, mass_on_offset, offset_attention, offset_attention_projections
 from .rope import rope, rope_decay_bound
+from .runs import accuracy_by_position, running_mean, seed_spread, spread_table, spread_text, steps_to_loss
 from .shift import apply_shift, shift_matrix
 from .similarity import dot_profile
 from .sinusoidal import sinusoidal, sinusoidal_loop
@@ -80,10 +82,12 @@ from .variants import (
 
 __all__ = [
     "IMPLEMENTATIONS",
+    "accuracy_by_position",
     "alibi_bias",
     "alibi_slopes",
     "angle_error",
     "apply_shift",
+    "attention_by_offset",
     "attention_weights",
     "base_explorer",
     "base_summary",
@@ -108,9 +112,9 @@ __all__ = [
     "explorer_widget",
     "fairseq_positions",
     "fairseq_sinusoidal",
+    "figure_digest",
     "first_closer_than_neighbour",
     "first_negative",
-    "figure_digest",
     "first_rise",
     "fit_linear_map",
     "frequencies",
@@ -153,18 +157,24 @@ __all__ = [
     "round_to_bfloat16",
     "round_to_precision",
     "run_stack",
+    "running_mean",
+    "seed_spread",
     "self_attention",
     "shift_matrix",
     "show",
     "sinusoidal",
     "sinusoidal_loop",
     "softmax",
+    "spread_table",
+    "spread_text",
     "squared_distance",
+    "steps_to_loss",
     "t5_relative_bucket",
     "token_spread",
     "transformer_block",
     "transformer_parameters",
     "wavelengths",
+    "weight_at_offset",
     "yarn_attention_factor",
     "yarn_frequencies",
     "yarn_ramp",
