@@ -6,7 +6,7 @@ the shape of what it returns.
 
 from .alibi import alibi_bias, alibi_slopes
 from .attention import attention_weights, causal_mask, self_attention, softmax
-from .attention_offsets import attention_by_offset, weight_at_offset
+from .attention_offsets import weight_at_offset
 from .base_analysis import (
     base_summary,
     constant_pairs,
@@ -50,6 +50,7 @@ from .figures import figure_digest, show
 from .frequencies import frequencies, wavelengths
 from .layers import init_blocks, layer_norm, mlp, multi_head_attention, run_stack, transformer_block
 from .linear_fit import fit_linear_map, r_squared
+from .model_analysis import attention_by_offset, position_table, predict, residual_stream, trained_attention
 from .plots import binary_digits, bit_wave, heatmap, heatmap_grid, new_figure, zero_crossings
 from .precision import (
     angle_error,
@@ -70,6 +71,8 @@ from .shift import apply_shift, shift_matrix
 from .similarity import dot_profile
 from .sinusoidal import sinusoidal, sinusoidal_loop
 from .t5 import t5_relative_bucket
+from .tasks import TASKS, scored_positions, task_batch, task_targets
+from .training import ENCODINGS, TrainedTransformer, task_accuracy, train_transformer, train_transformers
 from .variants import (
     IMPLEMENTATIONS,
     buggy_sinusoidal,
@@ -81,8 +84,10 @@ from .variants import (
 )
 
 __all__ = [
+    "ENCODINGS",
     "IMPLEMENTATIONS",
     "accuracy_by_position",
+    "TASKS",
     "alibi_bias",
     "alibi_slopes",
     "angle_error",
@@ -147,10 +152,13 @@ __all__ = [
     "player_html",
     "png_frames",
     "position_recovery_accuracy",
+    "position_table",
+    "predict",
     "predicted_position_accuracy",
     "r_squared",
     "random_cosines",
     "random_embeddings",
+    "residual_stream",
     "rope",
     "rope_decay_bound",
     "rotation_sense",
@@ -159,6 +167,7 @@ __all__ = [
     "run_stack",
     "running_mean",
     "seed_spread",
+    "scored_positions",
     "self_attention",
     "shift_matrix",
     "show",
@@ -170,7 +179,14 @@ __all__ = [
     "squared_distance",
     "steps_to_loss",
     "t5_relative_bucket",
+    "task_accuracy",
+    "task_batch",
+    "task_targets",
     "token_spread",
+    "train_transformer",
+    "train_transformers",
+    "trained_attention",
+    "TrainedTransformer",
     "transformer_block",
     "transformer_parameters",
     "wavelengths",
