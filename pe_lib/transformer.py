@@ -22,9 +22,14 @@ keys :math:`j > i`. The sinusoidal table *is* :func:`pe_lib.sinusoidal` (cast to
 RoPE angles come from :func:`pe_lib.frequencies`; ``tests/test_transformer.py`` checks all three
 against the numpy functions.
 
+The position scheme enters :func:`forward` as *data* (:func:`position_inputs`): a table added to the
+input, a flag that adds the learned table, the cosines and sines of the rotation of queries and keys
+(1 and 0 when there is none: an exact identity), and the bias added to the scores (ALiBi and the
+causal mask). So one compiled training step serves every task and encoding of the same sizes.
+
 Parameters are a dict (a JAX pytree), with ``d_k = d_model / n_heads`` and ``d_ff = 4 d_model``::
 
-    embed (V, d_model)          pos (L_train, d_model)   [learned only]
+    embed (V, d_model)          pos (L_train, d_model)   [used by "learned" only]
     blocks: list of n_layers dicts
         ln1_g, ln1_b, ln2_g, ln2_b (d_model,)
         w_q, w_k, w_v (n_heads, d_model, d_k)   w_o (d_model, d_model)
@@ -48,39 +53,62 @@ LEARNED_INIT_SCALE = 0.1  # std of the learned position table at initialisation 
 
 
 # ---- the position schemes, from the book's numpy definitions -----------------------------------
-def sinusoidal_table(seq_len: int, d_model: int) -> jnp.ndarray:
-    """``PE(pos)`` for ``pos = 0 .. seq_len-1``: :func:`pe_lib.sinusoidal` in float32, ``(seq_len, d_model)``."""
-    return jnp.asarray(sinusoidal(seq_len, d_model), dtype=jnp.float32)
+def rope_angles(seq_len: int, d_k: int) -> tuple[np.ndarray, np.ndarray]:
+    r""":math:`\cos\theta` and :math:`\sin\theta` of :math:`\theta_{m,i} = m\,\omega_i` for positions
+    ``m = 0 .. seq_len-1`` and the ``d_k/2`` pairs of a head (float64 angles, float32 results), each ``(L, d_k/2)``."""
+    theta = np.multiply.outer(np.arange(seq_len), frequencies(d_k, base=ROPE_BASE))  # m * omega_i
+    return np.cos(theta).astype(np.float32), np.sin(theta).astype(np.float32)
 
 
-def rope_rotate(x: jnp.ndarray) -> jnp.ndarray:
-    r"""RoPE on the last two axes of ``x`` (``(..., L, d_k)``), positions ``0 .. L-1``, interleaved pairs.
-
-    Pair :math:`i` of the vector at position :math:`m` turns by :math:`\theta = m\,\omega_i`:
+def rope_rotate(x, cos, sin):
+    r"""Rotate every interleaved pair of the last axis of ``x`` (``(..., L, d_k)``) by the angle whose
+    ``cos`` and ``sin`` (``(L, d_k/2)``) are given, as :func:`pe_lib.rope`:
     :math:`y_a = x_a\cos\theta - x_b\sin\theta`, :math:`y_b = x_a\sin\theta + x_b\cos\theta`.
-    Returns the same shape.
-    """
-    seq_len, d_k = x.shape[-2], x.shape[-1]
-    theta = np.multiply.outer(np.arange(seq_len), frequencies(d_k, base=ROPE_BASE))  # m * omega_i, (L, d_k/2)
-    c, s = jnp.asarray(np.cos(theta), x.dtype), jnp.asarray(np.sin(theta), x.dtype)  # float64 angles, cast
+    Returns the same shape."""
     a, b = x[..., 0::2], x[..., 1::2]  # pair i = dimensions (2i, 2i+1)
-    y_a = a * c - b * s  # x_a cos(theta) - x_b sin(theta)
-    y_b = a * s + b * c  # x_a sin(theta) + x_b cos(theta)
+    y_a = a * cos - b * sin  # x_a cos(theta) - x_b sin(theta)
+    y_b = a * sin + b * cos  # x_a sin(theta) + x_b cos(theta)
     return jnp.stack([y_a, y_b], axis=-1).reshape(x.shape)
 
 
-def attention_bias(encoding: str, seq_len: int, n_heads: int, causal: bool) -> jnp.ndarray:
-    r"""What every head adds to its scores, ``(n_heads, L, L)``: ALiBi's :math:`-m_h|i-j|` (or 0),
+def attention_bias(encoding: str, seq_len: int, n_heads: int, causal: bool) -> np.ndarray:
+    r"""What every head adds to its scores, ``(n_heads, L, L)`` float32: ALiBi's :math:`-m_h|i-j|` (or 0),
     and :math:`-\infty` on keys after the query when ``causal``."""
     bias = alibi_bias(seq_len, n_heads) if encoding == "alibi" else np.zeros((n_heads, seq_len, seq_len))
     if causal:
         bias = np.where(np.tril(np.ones((seq_len, seq_len), dtype=bool)), bias, -np.inf)  # j <= i only
-    return jnp.asarray(bias, dtype=jnp.float32)
+    return bias.astype(np.float32)
+
+
+def position_inputs(encoding: str, seq_len: int, *, d_model: int, n_heads: int, causal: bool,
+                    max_len: int) -> dict:
+    """Everything the position scheme ``encoding`` feeds into :func:`forward` for ``seq_len`` tokens
+    (numpy float32/int32 arrays):
+
+    ``table`` ``(L, d_model)``: :func:`pe_lib.sinusoidal` for ``"sinusoidal"``, else 0;
+    ``learned`` (scalar): 1 for ``"learned"``, else 0, and ``rows`` ``(L,)``: the rows of the learned
+    table for positions ``0 .. L-1`` (clipped to ``max_len - 1``; only a model that does not use
+    the table may ask for more positions);
+    ``cos``, ``sin`` ``(L, d_k/2)``: the RoPE rotation for ``"rope"``, else 1 and 0;
+    ``bias`` ``(n_heads, L, L)``: :func:`attention_bias`.
+    """
+    d_k = d_model // n_heads
+    if encoding == "rope":
+        cos, sin = rope_angles(seq_len, d_k)
+    else:
+        cos, sin = np.ones((seq_len, d_k // 2), np.float32), np.zeros((seq_len, d_k // 2), np.float32)
+    table = sinusoidal(seq_len, d_model) if encoding == "sinusoidal" else np.zeros((seq_len, d_model))
+    return {
+        "table": table.astype(np.float32),
+        "learned": np.float32(encoding == "learned"),
+        "rows": np.minimum(np.arange(seq_len), max_len - 1).astype(np.int32),
+        "cos": cos, "sin": sin,
+        "bias": attention_bias(encoding, seq_len, n_heads, causal),
+    }
 
 
 # ---- initialisation --------------------------------------------------------------------------------
-def init_params(seed, *, vocab_size: int, d_model: int, n_layers: int, n_heads: int, encoding: str,
-                max_len: int) -> dict:
+def init_params(seed, *, vocab_size: int, d_model: int, n_layers: int, n_heads: int, max_len: int) -> dict:
     r"""Random parameters (numpy float32) from ``numpy.random.default_rng([seed, 1])``: every weight
     with ``fan_in`` input rows :math:`\sim\mathcal N(0, 1/\mathrm{fan\_in})`, token embeddings
     :math:`\mathcal N(0, 1)`, a learned position table :math:`\mathcal N(0, 0.1^2)`, biases 0,
@@ -109,9 +137,9 @@ def init_params(seed, *, vocab_size: int, d_model: int, n_layers: int, n_heads: 
         "lnf_g": np.ones(d_model, np.float32), "lnf_b": np.zeros(d_model, np.float32),
         "unembed": normal((d_model, vocab_size), d_model**-0.5),
     }
-    pos = normal((max_len, d_model), LEARNED_INIT_SCALE)  # drawn for every encoding: the other weights
-    if encoding == "learned":  # do not depend on the encoding
-        params["pos"] = pos
+    # every model has the table (one compiled step for all encodings); only "learned" adds it, so for
+    # the others its gradient is 0 and Adam leaves it as drawn
+    params["pos"] = normal((max_len, d_model), LEARNED_INIT_SCALE)
     return params
 
 
@@ -123,7 +151,7 @@ def layer_norm(x, g, b):
     return g * (x - mean) / jnp.sqrt(var + LN_EPS) + b
 
 
-def attention(h, block, bias, encoding: str):
+def attention(h, block, inputs):
     r"""Multi-head attention of normalised states ``h`` (``(B, L, d_model)``).
 
     Returns ``(out, weights)``: ``out`` ``(B, L, d_model)`` = concat(heads) :math:`W_O`, and the
@@ -133,9 +161,9 @@ def attention(h, block, bias, encoding: str):
     q = jnp.einsum("bld,hdk->bhlk", h, block["w_q"])  # q = LN(x) W_Q^h, (B, H, L, d_k)
     k = jnp.einsum("bld,hdk->bhlk", h, block["w_k"])  # k = LN(x) W_K^h
     v = jnp.einsum("bld,hdk->bhlk", h, block["w_v"])  # v = LN(x) W_V^h
-    if encoding == "rope":
-        q, k = rope_rotate(q), rope_rotate(k)  # R_i q_i, R_j k_j
-    scores = jnp.einsum("bhik,bhjk->bhij", q, k) / jnp.sqrt(q.shape[-1]) + bias  # q_i.k_j / sqrt(d_k) + B_h,ij
+    q = rope_rotate(q, inputs["cos"], inputs["sin"])  # R_i q_i (identity unless RoPE)
+    k = rope_rotate(k, inputs["cos"], inputs["sin"])  # R_j k_j
+    scores = jnp.einsum("bhik,bhjk->bhij", q, k) / jnp.sqrt(q.shape[-1]) + inputs["bias"]  # q_i.k_j/sqrt(d_k) + B_hij
     weights = jax.nn.softmax(scores, axis=-1)  # (B, H, L, L)
     heads = jnp.einsum("bhij,bhjk->bhik", weights, v)  # sum_j a_ij v_j
     concat = heads.transpose(0, 2, 1, 3).reshape(batch, seq_len, d_model)  # [head_1, ..., head_H]
@@ -147,24 +175,18 @@ def mlp(h, block):
     return jax.nn.relu(h @ block["w_1"] + block["b_1"]) @ block["w_2"] + block["b_2"]
 
 
-def forward(params, tokens, *, encoding: str, n_heads: int, causal: bool, collect: bool = False):
-    r"""Logits ``(B, L, V)`` for integer ``tokens`` ``(B, L)``.
+def forward(params, tokens, inputs, *, collect: bool = False):
+    r"""Logits ``(B, L, V)`` for integer ``tokens`` ``(B, L)``; ``inputs`` from :func:`position_inputs`.
 
     With ``collect=True`` returns ``(logits, states, weights)``: the residual stream
     ``(n_layers + 1, B, L, d_model)`` (index 0 is :math:`x^{(0)}`, index :math:`\ell` the output of
     block :math:`\ell`) and the attention weights ``(n_layers, B, n_heads, L, L)``.
     """
-    seq_len = tokens.shape[-1]
-    d_model = params["embed"].shape[1]
     x = params["embed"][tokens]  # E[t_i], (B, L, d_model)
-    if encoding == "sinusoidal":
-        x = x + sinusoidal_table(seq_len, d_model)  # + PE(i)
-    elif encoding == "learned":
-        x = x + params["pos"][:seq_len]  # + W_pos[i]
-    bias = attention_bias(encoding, seq_len, n_heads, causal)  # (H, L, L)
+    x = x + inputs["table"] + inputs["learned"] * params["pos"][inputs["rows"]]  # + PE(i) or W_pos[i]
     states, maps = [x], []
     for block in params["blocks"]:
-        out, weights = attention(layer_norm(x, block["ln1_g"], block["ln1_b"]), block, bias, encoding)
+        out, weights = attention(layer_norm(x, block["ln1_g"], block["ln1_b"]), block, inputs)
         x = x + out  # y = x + MHA(LN(x))
         x = x + mlp(layer_norm(x, block["ln2_g"], block["ln2_b"]), block)  # x' = y + MLP(LN(y))
         states.append(x)
@@ -175,10 +197,10 @@ def forward(params, tokens, *, encoding: str, n_heads: int, causal: bool, collec
     return logits
 
 
-def loss_fn(params, tokens, targets, counts, *, encoding: str, n_heads: int, causal: bool):
+def loss_fn(params, tokens, targets, counts, inputs):
     r"""Mean cross-entropy :math:`-\log p(y_i \mid \text{tokens})` over the positions that count
     (``counts``, ``(L,)`` bools) of every sequence."""
-    logits = forward(params, tokens, encoding=encoding, n_heads=n_heads, causal=causal)
+    logits = forward(params, tokens, inputs)
     logp = jax.nn.log_softmax(logits, axis=-1)  # (B, L, V)
     nll = -jnp.take_along_axis(logp, targets[..., None], axis=-1)[..., 0]  # -log p(y_i), (B, L)
     weight = counts.astype(nll.dtype)  # 1 where the target counts
