@@ -16,6 +16,7 @@ from .base_analysis import (
     squared_distance,
 )
 from .base_explorer import base_explorer, draw_base_overview
+from .baselines import order_blind_accuracy
 from .clock import (
     clock_animation_html,
     clock_widget,
@@ -146,6 +147,7 @@ __all__ = [
     "ntk_base",
     "ntk_frequencies",
     "offset_attention",
+    "order_blind_accuracy",
     "offset_attention_projections",
     "permutation_matrix",
     "pi_frequencies",
