@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_finite_array, check_finite_real, check_positive_int
+from ._validate import as_real_array, check_finite_array, check_finite_real, check_positive_int
 
 
 def seed_spread(values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -55,24 +55,31 @@ def _fixed(x: float, decimals: int) -> str:
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
-def spread_table(rows: dict, columns, *, scale: float = 100.0, decimals: int = 1, label: str = "") -> str:
+def spread_table(rows: dict, columns, *, scale: float = 100.0, decimals: int = 1, label: str = "",
+                 missing: str = "–") -> str:
     r"""A text table: one row per entry of ``rows``, one ``mean (min–max)`` cell per column.
 
     ``rows`` maps a row name to an array of shape ``(seeds, len(columns))``; each cell is
-    :func:`spread_text` of one column. ``label`` heads the first column. Returns the table as one
-    string, the columns right-aligned.
+    :func:`spread_text` of one column, or ``missing`` where the whole column is ``NaN`` (a value
+    that could not be measured, such as a learned table asked for a position it does not have).
+    ``label`` heads the first column. Returns the table as one string, the columns right-aligned.
     """
     if not isinstance(rows, dict) or not rows:
         raise ValueError(f"rows must be a non-empty dict of name -> (seeds, columns) array, got {rows!r}")
     columns = [str(c) for c in columns]
     cells = {}
     for name, values in rows.items():
-        v = check_finite_array(values, name=f"rows[{name!r}]", ndim=2, shape_hint="(seeds, columns)")
+        v = as_real_array(values, name=f"rows[{name!r}]")
+        if v.ndim != 2:
+            raise ValueError(f"rows[{name!r}] must have shape (seeds, columns), got shape {v.shape}")
         if v.shape[1] != len(columns):
             raise ValueError(
                 f"rows[{name!r}] has {v.shape[1]} columns but {len(columns)} column names were given: {columns}"
             )
-        cells[str(name)] = [spread_text(v[:, c], scale=scale, decimals=decimals) for c in range(v.shape[1])]
+        cells[str(name)] = [
+            missing if np.all(np.isnan(v[:, c])) else spread_text(v[:, c], scale=scale, decimals=decimals)
+            for c in range(v.shape[1])
+        ]  # a column with some NaN but not all is refused by spread_text
     first = max(len(label), *(len(n) for n in cells))
     widths = [max(len(col), *(len(r[c]) for r in cells.values())) for c, col in enumerate(columns)]
     lines = [f"{label:<{first}}" + "".join(f"  {col:>{w}}" for col, w in zip(columns, widths, strict=True))]

@@ -36,6 +36,8 @@ def test_spread_table_layout():
     assert lines[1].split() == ["rope", "99.0", "(98.0–100.0)", "37.5", "(25.0–50.0)"]
     assert lines[2].split() == ["none", "10.0", "(10.0–10.0)", "10.0", "(10.0–10.0)"]
     assert len({len(line) for line in lines}) == 1  # aligned
+    with_gap = pe_lib.spread_table({"learned": np.array([[1.0, np.nan], [0.5, np.nan]])}, ["1x", "2x"], missing="n/a")
+    assert with_gap.split("\n")[1].split() == ["learned", "75.0", "(50.0–100.0)", "n/a"]
 
 
 @given(arrays(np.float64, st.tuples(st.integers(1, 3), st.integers(1, 40)), elements=finite), st.integers(1, 40))
@@ -92,6 +94,7 @@ def test_accuracy_by_position():
         (lambda: pe_lib.spread_table([1.0], ["a"]), "non-empty dict"),
         (lambda: pe_lib.spread_table({"x": np.zeros((2, 3))}, ["a", "b"]), "3 columns but 2"),
         (lambda: pe_lib.spread_table({"x": np.zeros(3)}, ["a", "b", "c"]), r"\(seeds, columns\)"),
+        (lambda: pe_lib.spread_table({"x": np.array([[1.0], [np.nan]])}, ["a"]), "finite"),
         (lambda: pe_lib.running_mean([1.0, 2.0], 0), "window"),
         (lambda: pe_lib.running_mean(1.0, 1), r"\(\.\.\., steps\)"),
         (lambda: pe_lib.steps_to_loss([1.0, 2.0], np.nan), "threshold"),
