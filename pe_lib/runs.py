@@ -33,19 +33,24 @@ def seed_spread(values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return v.mean(axis=0), v.min(axis=0), v.max(axis=0)
 
 
-def spread_text(values, *, scale: float = 100.0, decimals: int = 1) -> str:
-    r"""``"mean (min–max)"`` of the 1-D seed values, each multiplied by ``scale`` and rounded.
+def spread_text(values, *, scale: float = 100.0, decimals: int = 1, unit: str | None = None) -> str:
+    r"""``"mean (min–max)"`` of the 1-D seed values, each multiplied by ``scale``, rounded and followed by
+    ``unit`` (default: ``"%"`` when ``scale`` is 100, else nothing).
 
     The default turns accuracies in [0, 1] into percent with one decimal: ``[0.991, 1.0, 0.998]``
-    gives ``"99.6 (99.1–100.0)"``. With one seed the range is left out: ``"99.1"``.
+    gives ``"99.6% (99.1–100.0%)"``. With one seed the range is left out: ``"99.1%"``.
     """
     v = check_finite_array(values, name="values", ndim=1)
     scale = check_finite_real(scale, name="scale")
     decimals = check_positive_int(decimals, name="decimals", minimum=0)
+    if unit is None:
+        unit = "%" if scale == 100 else ""
+    if not isinstance(unit, str):
+        raise ValueError(f"unit must be a string such as '%' or '', got {unit!r}")
     mean, lo, hi = (float(x) * scale for x in seed_spread(v))
-    text = f"{_fixed(mean, decimals)}"
+    text = f"{_fixed(mean, decimals)}{unit}"
     if v.size > 1:
-        text += f" ({_fixed(lo, decimals)}–{_fixed(hi, decimals)})"
+        text += f" ({_fixed(lo, decimals)}–{_fixed(hi, decimals)}{unit})"
     return text
 
 
@@ -55,13 +60,14 @@ def _fixed(x: float, decimals: int) -> str:
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
-def spread_table(rows: dict, columns, *, scale: float = 100.0, decimals: int = 1, label: str = "",
-                 missing: str = "–") -> str:
+def spread_table(rows: dict, columns, *, scale: float = 100.0, decimals: int = 1, unit: str | None = None,
+                 label: str = "", missing: str = "–") -> str:
     r"""A text table: one row per entry of ``rows``, one ``mean (min–max)`` cell per column.
 
     ``rows`` maps a row name to an array of shape ``(seeds, len(columns))``; each cell is
-    :func:`spread_text` of one column, or ``missing`` where the whole column is ``NaN`` (a value
-    that could not be measured, such as a learned table asked for a position it does not have).
+    :func:`spread_text` of one column (with ``scale``, ``decimals`` and ``unit``), or ``missing``
+    where the whole column is ``NaN`` (a value that could not be measured, such as a learned table
+    asked for a position it does not have).
     ``label`` heads the first column. Returns the table as one string, the columns right-aligned.
     """
     if not isinstance(rows, dict) or not rows:
@@ -77,7 +83,7 @@ def spread_table(rows: dict, columns, *, scale: float = 100.0, decimals: int = 1
                 f"rows[{name!r}] has {v.shape[1]} columns but {len(columns)} column names were given: {columns}"
             )
         cells[str(name)] = [
-            missing if np.all(np.isnan(v[:, c])) else spread_text(v[:, c], scale=scale, decimals=decimals)
+            missing if np.all(np.isnan(v[:, c])) else spread_text(v[:, c], scale=scale, decimals=decimals, unit=unit)
             for c in range(v.shape[1])
         ]  # a column with some NaN but not all is refused by spread_text
     first = max(len(label), *(len(n) for n in cells))
