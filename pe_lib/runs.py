@@ -38,7 +38,7 @@ def spread_text(values, *, scale: float = 100.0, decimals: int = 1, unit: str | 
     ``unit`` (default: ``"%"`` when ``scale`` is 100, else nothing).
 
     The default turns accuracies in [0, 1] into percent with one decimal: ``[0.991, 1.0, 0.998]``
-    gives ``"99.6% (99.1–100.0%)"``. With one seed the range is left out: ``"99.1%"``.
+    gives ``"99.6% (99.1%–100.0%)"``. With one seed the range is left out: ``"99.1%"``.
     """
     v = check_finite_array(values, name="values", ndim=1)
     scale = check_finite_real(scale, name="scale")
@@ -50,7 +50,7 @@ def spread_text(values, *, scale: float = 100.0, decimals: int = 1, unit: str | 
     mean, lo, hi = (float(x) * scale for x in seed_spread(v))
     text = f"{_fixed(mean, decimals)}{unit}"
     if v.size > 1:
-        text += f" ({_fixed(lo, decimals)}–{_fixed(hi, decimals)}{unit})"
+        text += f" ({_fixed(lo, decimals)}{unit}–{_fixed(hi, decimals)}{unit})"
     return text
 
 

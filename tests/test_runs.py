@@ -21,7 +21,7 @@ def test_seed_spread_is_mean_min_max_over_the_first_axis(v):
 
 
 def test_spread_text_in_percent():
-    assert pe_lib.spread_text([0.991, 1.0, 0.998]) == "99.6% (99.1–100.0%)"
+    assert pe_lib.spread_text([0.991, 1.0, 0.998]) == "99.6% (99.1%–100.0%)"
     assert pe_lib.spread_text([0.0625]) == "6.2%"  # one seed: no range; 6.25 rounds to even
     assert pe_lib.spread_text([0.5, 1.0], unit="") == "75.0 (50.0–100.0)"
     assert pe_lib.spread_text([150, 161], scale=1, decimals=0) == "156 (150–161)"  # no unit unless percent
@@ -35,11 +35,11 @@ def test_spread_table_layout():
     table = pe_lib.spread_table(rows, ["1x", "2x"], label="encoding")
     lines = table.split("\n")
     assert lines[0].split() == ["encoding", "1x", "2x"]
-    assert lines[1].split() == ["rope", "99.0%", "(98.0–100.0%)", "37.5%", "(25.0–50.0%)"]
-    assert lines[2].split() == ["none", "10.0%", "(10.0–10.0%)", "10.0%", "(10.0–10.0%)"]
+    assert lines[1].split() == ["rope", "99.0%", "(98.0%–100.0%)", "37.5%", "(25.0%–50.0%)"]
+    assert lines[2].split() == ["none", "10.0%", "(10.0%–10.0%)", "10.0%", "(10.0%–10.0%)"]
     assert len({len(line) for line in lines}) == 1  # aligned
     with_gap = pe_lib.spread_table({"learned": np.array([[1.0, np.nan], [0.5, np.nan]])}, ["1x", "2x"], missing="n/a")
-    assert with_gap.split("\n")[1].split() == ["learned", "75.0%", "(50.0–100.0%)", "n/a"]
+    assert with_gap.split("\n")[1].split() == ["learned", "75.0%", "(50.0%–100.0%)", "n/a"]
     steps = pe_lib.spread_table({"rope": np.array([[60.0], [64.0]])}, ["steps"], scale=1, decimals=0)
     assert steps.split("\n")[1].split() == ["rope", "62", "(60–64)"]
 
