@@ -6,6 +6,7 @@ the shape of what it returns.
 
 from .alibi import alibi_bias, alibi_slopes
 from .attention import attention_weights, causal_mask, self_attention, softmax
+from .attention_offsets import weight_at_offset
 from .base_analysis import (
     base_summary,
     constant_pairs,
@@ -16,6 +17,7 @@ from .base_analysis import (
     squared_distance,
 )
 from .base_explorer import base_explorer, draw_base_overview
+from .baselines import order_blind_accuracy
 from .clock import (
     clock_animation_html,
     clock_widget,
@@ -75,6 +77,7 @@ from .resample import cubic_kernel, resample_grid, resample_weights
 from .rope import rope, rope_decay_bound, rope_score_bound
 from .rope_scaling import ROPE_TYPES, rope_scaling_frequencies
 from .rounding import below
+from .runs import accuracy_by_position, running_mean, seed_spread, spread_table, spread_text, steps_to_loss
 from .shift import apply_shift, shift_matrix
 from .similarity import dot_profile
 from .sinusoidal import sinusoidal, sinusoidal_loop
@@ -97,6 +100,7 @@ __all__ = [
     "ENCODINGS",
     "IMPLEMENTATIONS",
     "ROPE_TYPES",
+    "accuracy_by_position",
     "TASKS",
     "alibi_bias",
     "alibi_slopes",
@@ -164,6 +168,7 @@ __all__ = [
     "ntk_base",
     "ntk_frequencies",
     "offset_attention",
+    "order_blind_accuracy",
     "offset_attention_projections",
     "permutation_matrix",
     "permuted_blocks",
@@ -189,6 +194,8 @@ __all__ = [
     "round_to_precision",
     "run_stack",
     "score_terms",
+    "running_mean",
+    "seed_spread",
     "scored_positions",
     "self_attention",
     "shift_matrix",
@@ -197,7 +204,10 @@ __all__ = [
     "sinusoidal_2d",
     "sinusoidal_loop",
     "softmax",
+    "spread_table",
+    "spread_text",
     "squared_distance",
+    "steps_to_loss",
     "t5_relative_bucket",
     "timestep_embedding",
     "task_accuracy",
@@ -211,6 +221,7 @@ __all__ = [
     "transformer_block",
     "transformer_parameters",
     "wavelengths",
+    "weight_at_offset",
     "yarn_attention_factor",
     "yarn_correction_range",
     "yarn_frequencies",
