@@ -1,12 +1,13 @@
 r"""The encoding as a clock with ``d_model / 2`` hands.
 
 Pair ``k`` of PE(pos) is the point :math:`h_k(pos) = (\sin pos\,\omega_k,\ \cos pos\,\omega_k)` on the
-unit circle. Drawn with :math:`x = \sin` and :math:`y = \cos`, the hand starts at 12 o'clock and,
-since the cross product of successive points is
+unit circle. Drawn with the sine as the horizontal coordinate :math:`u` and the cosine as the
+vertical one :math:`v`, the hand starts at 12 o'clock and, since the cross product of the points at
+positions :math:`p` and :math:`p + s` is
 
 .. math::
 
-    x_t\,y_{t+s} - y_t\,x_{t+s} = \sin(t\omega_k)\cos((t+s)\omega_k) - \cos(t\omega_k)\sin((t+s)\omega_k)
+    u_p\,v_{p+s} - v_p\,u_{p+s} = \sin(p\,\omega_k)\cos((p+s)\omega_k) - \cos(p\,\omega_k)\sin((p+s)\omega_k)
                                 = -\sin(s\,\omega_k),
 
 it turns clockwise at :math:`\omega_k` radians per token whenever :math:`0 < s\,\omega_k \bmod 2\pi < \pi`.
@@ -38,7 +39,7 @@ CLOCKWISE, COUNTERCLOCKWISE, STILL = "clockwise", "counterclockwise", "still"
 def hand_positions(positions, d_model: int, *, base: float = 10_000.0) -> np.ndarray:
     r"""The clock hands of each position: shape ``(n, d_model // 2, 2)``.
 
-    ``[p, k]`` is the point :math:`(\sin pos_p\,\omega_k,\ \cos pos_p\,\omega_k)` (x = sin, y = cos),
+    ``[p, k]`` is the point :math:`(\sin pos_p\,\omega_k,\ \cos pos_p\,\omega_k)` (horizontal: sin, vertical: cos),
     i.e. the columns ``2k, 2k+1`` of the paper's (interleaved) table.
     """
     table = sinusoidal(positions, d_model, base=base)  # interleaved: [sin w0 p, cos w0 p, sin w1 p, ...]
@@ -70,10 +71,10 @@ def rotation_sense(points, *, atol: float = 1e-12) -> np.ndarray:
 
 
 def embedded_positions(embedding, positions, *, base: float = 10_000.0) -> np.ndarray:
-    r"""The inputs of the first layer for one word: :math:`x + \mathrm{PE}(pos)` for each position.
+    r"""The inputs of the first layer for one word: :math:`e + \mathrm{PE}(pos)` for each position.
 
     ``embedding``: the word's vector, shape ``(d,)`` with ``d`` even. Returns shape ``(n, d)``.
-    Every pair ``(2k, 2k+1)`` of the result lies on the unit circle around the same pair of ``x``.
+    Every pair ``(2k, 2k+1)`` of the result lies on the unit circle around the same pair of ``e``.
     """
     x = np.asarray(embedding, dtype=np.float64)
     if x.ndim != 1:
@@ -81,7 +82,7 @@ def embedded_positions(embedding, positions, *, base: float = 10_000.0) -> np.nd
     if not np.all(np.isfinite(x)):
         raise ValueError("embedding must be finite, got NaN or infinity among its values")
     d = check_d_model(x.size, name="the length of embedding")
-    return x + sinusoidal(positions, d, base=base)  # x + PE(pos)
+    return x + sinusoidal(positions, d, base=base)  # e + PE(pos)
 
 
 def _check_pairs(pairs, d_model: int) -> np.ndarray:
@@ -108,7 +109,7 @@ def draw_clock(
     r"""One dial per pair ``k`` in ``pairs``: the hand from the centre to
     :math:`(\sin pos\,\omega_k, \cos pos\,\omega_k)`.
 
-    Each dial is the unit circle with faint axes through its centre (x = sin, y = cos), 12 o'clock
+    Each dial is the unit circle with faint axes through its centre (horizontal: sin, vertical: cos), 12 o'clock
     marked, the hand drawn as a line ending in a dot, and the tips at up to ``trail`` earlier integer
     positions, ``pos - trail .. pos - 1`` but none before position 0 (where a sequence starts), as
     dots that fade with age: they show the direction of travel. Titles give ``k``,
@@ -129,8 +130,8 @@ def draw_clock(
         # the dial, below the moving trail (zorder 1) and hand (zorder 2): a frame that redraws only
         # the moving parts over a picture of the dial then shows the same pixels as a full drawing
         ax.plot(np.sin(circle), np.cos(circle), color="0.7", lw=1, zorder=0.5)
-        ax.plot([-1.15, 1.15], [0, 0], color="0.88", lw=0.8, zorder=0.5)  # x axis: sin
-        ax.plot([0, 0], [-1.15, 1.15], color="0.88", lw=0.8, zorder=0.5)  # y axis: cos
+        ax.plot([-1.15, 1.15], [0, 0], color="0.88", lw=0.8, zorder=0.5)  # horizontal axis: sin
+        ax.plot([0, 0], [-1.15, 1.15], color="0.88", lw=0.8, zorder=0.5)  # vertical axis: cos
         ax.plot([0, 0], [0.88, 1.12], color="0.3", lw=1.5, zorder=0.5)  # 12 o'clock: pos = 0
         tip, past = _hand(pos, w, trail)
         if trail:
@@ -162,7 +163,7 @@ def _hand(pos: float, omega: float, trail: int) -> tuple[tuple[float, float], np
 
 
 def _clock_title(pos: float, d_model: int) -> str:
-    return f"pos = {pos:g}, $d_{{model}}$ = {d_model}  (x = sin, y = cos)"
+    return f"pos = {pos:g}, $d_{{model}}$ = {d_model}  (horizontal: sin, vertical: cos)"
 
 
 def _moving_artists(fig: Figure) -> list:
@@ -187,11 +188,11 @@ def _update_clock(fig: Figure, pos: float, d_model: int, pairs, base: float, tra
 
 
 def draw_word_circles(words, positions, *, base: float = 10_000.0, width: float = 7.6, height: float = 4.2) -> Figure:
-    r"""The first two coordinates of :math:`x + \mathrm{PE}(pos)` for each word, position by position.
+    r"""The first two coordinates of :math:`e + \mathrm{PE}(pos)` for each word, position by position.
 
     ``words`` maps a label to the word's embedding (shape ``(d,)``, ``d`` even). For each word the
-    figure shows its own point :math:`(x_0, x_1)`, the unit circle around it on which every
-    :math:`x + \mathrm{PE}(pos)` lands in this slice, and the points for ``positions`` numbered by
+    figure shows its own point :math:`(e_0, e_1)`, the unit circle around it on which every
+    :math:`e + \mathrm{PE}(pos)` lands in this slice, and the points for ``positions`` numbered by
     position. Returns the figure.
     """
     items = list(dict(words).items())
@@ -201,7 +202,7 @@ def draw_word_circles(words, positions, *, base: float = 10_000.0, width: float 
     fig, ax = new_figure(width=width, height=height)
     circle = np.linspace(0.0, 2 * np.pi, 181)
     for colour, (label, x) in enumerate(items):
-        points = embedded_positions(x, pos, base=base)[:, :2]  # (x0 + sin pos, x1 + cos pos)
+        points = embedded_positions(x, pos, base=base)[:, :2]  # (e0 + sin pos, e1 + cos pos)
         centre = np.asarray(x, dtype=np.float64)[:2]
         ax.plot(centre[0] + np.sin(circle), centre[1] + np.cos(circle), color=f"C{colour}", lw=0.8, alpha=0.5)
         ax.plot(*centre, "x", color=f"C{colour}", ms=8, mew=2, label=f"{label} (no position)")
@@ -210,8 +211,8 @@ def draw_word_circles(words, positions, *, base: float = 10_000.0, width: float 
             ax.annotate(f"{p:g}", (px, py), textcoords="offset points", xytext=(3, 3), fontsize="small",
                         color=f"C{colour}")
     ax.set_aspect("equal")
-    ax.set_xlabel("dimension 0: $x_0 + \\sin(pos)$")
-    ax.set_ylabel("dimension 1: $x_1 + \\cos(pos)$")
+    ax.set_xlabel("dimension 0: $e_0 + \\sin(pos)$")
+    ax.set_ylabel("dimension 1: $e_1 + \\cos(pos)$")
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))
     return fig
 
