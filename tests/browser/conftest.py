@@ -40,9 +40,11 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(line, red=True, bold=True)
     weights = getattr(terminalreporter.config, "_page_weights", None)
     if weights:
-        terminalreporter.write_line("Page weight as loaded by Chromium with an empty cache (heaviest first):")
-        for name, (count, size) in sorted(weights.items(), key=lambda t: -t[1][1])[:6]:
-            terminalreporter.write_line(f"  {size / 1024:8.1f} KB in {count:3d} requests  {name}")
+        terminalreporter.write_line("Page weight as loaded by Chromium with an empty cache (heaviest first, "
+                                    "then without the page's own figures):")
+        for name, (count, size, own) in sorted(weights.items(), key=lambda t: -t[1][1]):
+            terminalreporter.write_line(f"  {size / 1024:8.1f} KB in {count:3d} requests, "
+                                        f"{(size - own) / 1024:8.1f} KB besides figures  {name}")
 
 
 @pytest.fixture(scope="session")
