@@ -5,8 +5,8 @@
   menu button collapses and restores the sidebar.
 * Nothing is wider than a phone: on every page the document is at most 390 px wide, and every
   element that sticks out of its box is inside a box that scrolls; each such box that has more to
-  show carries the visible cue (class ``book-scroll``: a fade at the edge with more). A full-page
-  screenshot of every page at 390 px goes to ``_build/screenshots/phone__*.png``.
+  show carries the visible cue (class ``book-scroll``: a fade at the edge with more). A screenshot
+  of every page's first screen at 390 px goes to ``_build/screenshots/phone__*.png``.
 * Figures fit the column (on a phone and a desktop) and enlarge: a click, or Enter on the focused
   figure, opens the full-resolution image in an overlay; Escape closes it and the focus returns.
 """
@@ -25,34 +25,39 @@ DESKTOP = {"width": 1366, "height": 900}
 # Every visible element of the page that sticks out of the nearest box that clips or scrolls it, or
 # out of the window if none does. Sticking out of a box that scrolls (overflow auto/scroll) is fine;
 # out of one that clips (hidden/clip) or out of the window is not. Content hidden on purpose is
-# skipped: KaTeX's MathML for screen readers, and the inside of SVG drawings (KaTeX's stretchy
+# skipped: the MathML for screen readers (KaTeX's, MathJax's), and the inside of SVG drawings (KaTeX's stretchy
 # brackets are long paths clipped by their own <svg>). Also: boxes that scroll and have more to show
 # but no cue.
 OVERFLOW_JS = """() => {
   const width = document.documentElement.clientWidth;
   const out = [];
-  const onPurpose = (e) => e.closest('.katex-mathml, .visually-hidden, .sr-only') !== null || e.ownerSVGElement != null;
+  const onPurpose = (e) => e.closest('.katex-mathml, mjx-assistive-mml, .visually-hidden, .sr-only') !== null
+    || e.ownerSVGElement != null;
+  // the nearest ancestor that clips or scrolls sideways, and how (memoized: one style lookup per element)
+  const boxes = new Map();
   const nearestBox = (e) => {
-    for (let p = e.parentElement; p && p !== document.documentElement; p = p.parentElement) {
-      const s = getComputedStyle(p).overflowX;
-      if (s !== 'visible') return [p, s];
+    const parent = e.parentElement;
+    if (!parent || parent === document.documentElement) return [null, null];
+    if (!boxes.has(parent)) {
+      const mode = getComputedStyle(parent).overflowX;
+      boxes.set(parent, mode !== 'visible' ? [parent, mode] : nearestBox(parent));
     }
-    return [null, null];
+    return boxes.get(parent);
   };
   const name = (e) => `${e.tagName.toLowerCase()}.${String(e.className).split(' ').slice(0, 2).join('.')}`;
   for (const e of document.querySelectorAll('body *')) {
-    if (onPurpose(e) || !e.checkVisibility({visibilityProperty: true, opacityProperty: true})) continue;
     const r = e.getBoundingClientRect();
     if (r.width === 0 || r.height === 0) continue;
     const [box, mode] = nearestBox(e);
+    if (mode === 'auto' || mode === 'scroll') continue;
     const limit = box ? box.getBoundingClientRect() : {left: 0, right: width};
     if (r.right <= limit.right + 1 && r.left >= limit.left - 1) continue;
-    if (mode === 'auto' || mode === 'scroll') continue;
+    if (onPurpose(e) || !e.checkVisibility({visibilityProperty: true, opacityProperty: true})) continue;
     out.push(`${name(e)} spans ${Math.round(r.left)}..${Math.round(r.right)} px, cut by `
       + `${box ? name(box) + ' (overflow ' + mode + ')' : 'the window'}: ${(e.textContent || '').trim().slice(0, 60)}`);
   }
-  const boxes = '.bd-article .katex-display, .bd-article .pst-scrollable-table-container';
-  for (const box of document.querySelectorAll(boxes)) {
+  const scrollers = '.bd-article .katex-display, .bd-article .pst-scrollable-table-container';
+  for (const box of document.querySelectorAll(scrollers)) {
     if (box.scrollWidth > box.clientWidth + 1 && !box.classList.contains('book-scroll')) {
       out.push(`${name(box)} scrolls without a visible cue: ${box.textContent.trim().slice(0, 60)}`);
     }
@@ -142,7 +147,8 @@ def test_nothing_is_wider_than_a_phone(browser, phone, site, screenshots, docnam
     visit = open_page(browser, site, f"{docname}.html", context=phone)
     try:
         page = visit.page
-        page.screenshot(path=str(screenshots / f"phone__{docname.replace('/', '__')}.png"), full_page=True)
+        # the first screen only: a full-page screenshot of a long page costs seconds
+        page.screenshot(path=str(screenshots / f"phone__{docname.replace('/', '__')}.png"))
         found = page.evaluate(OVERFLOW_JS)
         problems = visit.problems(site)
     finally:
