@@ -59,8 +59,10 @@
     const big = box.querySelector("img");
     big.src = image.currentSrc || image.src;
     big.alt = image.alt;
-    // the designed width is the <img width> (1x); the file holds up to twice as many pixels
-    const designed = Number(image.getAttribute("width")) || image.naturalWidth / 2 || image.width;
+    // the designed width (1x) is in the image's style (myst-nb passes pe_lib.show's width on), or
+    // its width attribute; the file holds up to twice as many pixels
+    const designed =
+      parseFloat(image.style.width) || Number(image.getAttribute("width")) || image.naturalWidth / 2;
     const fits = window.innerWidth - 40; // the frame's padding and the card's
     big.style.width = `${Math.round(Math.max(designed, Math.min(image.naturalWidth, fits)))}px`;
     box.showModal();
@@ -68,13 +70,17 @@
   };
 
   const makeZoomable = (image) => {
-    if (image.closest("a, button, .book-zoom")) return;
-    const link = document.createElement("a");
-    link.href = image.currentSrc || image.src;
-    link.className = "book-zoom__link";
+    // Sphinx already links a figure shown at a set size to its file (a.image-reference): use that link
+    const existing = image.closest("a, button, .book-zoom");
+    if (existing && !existing.matches("a.image-reference")) return; // a link elsewhere: leave it alone
+    const link = existing || document.createElement("a");
+    if (!existing) {
+      link.href = image.currentSrc || image.src;
+      image.replaceWith(link);
+      link.appendChild(image);
+    }
+    link.classList.add("book-zoom__link");
     link.title = "Enlarge the figure";
-    image.replaceWith(link);
-    link.appendChild(image);
     link.addEventListener("click", (event) => {
       if (event.ctrlKey || event.metaKey || event.shiftKey || event.button !== 0) return; // a new tab: let it
       event.preventDefault();

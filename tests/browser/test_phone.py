@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import pytest
-from site_helpers import PHONE, finish_page, new_context, open_page, serve, toc_docnames
+from site_helpers import PHONE, finish_page, new_context, open_page, serve, start_page, toc_docnames
 
 pytestmark = pytest.mark.browser
 
@@ -142,10 +142,17 @@ def phone(browser):
     context.close()
 
 
+_STARTED: dict = {}  # the next page, already loading in a second tab while this one is checked
+
+
 @pytest.mark.parametrize("docname", PAGES)
 def test_nothing_is_wider_than_a_phone(browser, phone, site, screenshots, docname):
-    visit = open_page(browser, site, f"{docname}.html", context=phone)
+    visit = _STARTED.pop(docname, None) or start_page(browser, site, f"{docname}.html", context=phone)
+    index = PAGES.index(docname)
+    if index + 1 < len(PAGES):
+        _STARTED[PAGES[index + 1]] = start_page(browser, site, f"{PAGES[index + 1]}.html", context=phone)
     try:
+        finish_page(visit)
         page = visit.page
         # the first screen only: a full-page screenshot of a long page costs seconds
         page.screenshot(path=str(screenshots / f"phone__{docname.replace('/', '__')}.png"))
@@ -194,7 +201,9 @@ def _page_with_figures(book_html) -> str:
 FIGURE_SIZES_JS = """() => Array.from(document.querySelectorAll('.bd-article .cell_output img')).map(img => {
   const column = img.closest('.cell_output').getBoundingClientRect().width;
   return {src: img.src.split('/').pop(), width: img.getBoundingClientRect().width, column,
-          natural: img.naturalWidth, designed: Number(img.getAttribute('width')) || img.naturalWidth};
+          natural: img.naturalWidth, height: img.getBoundingClientRect().height,
+          ratio: img.naturalWidth / img.naturalHeight,
+          designed: parseFloat(img.style.width) || Number(img.getAttribute('width')) || img.naturalWidth};
 })"""
 
 
@@ -212,6 +221,9 @@ def test_figures_fit_the_column_and_enlarge(browser, site, book_html, screenshot
         # a figure is never shown larger than designed (blurry) on a desktop
         blown_up = [s for s in sizes if s["width"] > s["designed"] + 0.5]
         assert not blown_up, f"figures shown larger than designed: {blown_up}"
+        # narrowed figures keep their proportions (docutils writes the designed height inline)
+        squashed = [s for s in sizes if abs(s["width"] / s["height"] - s["ratio"]) > 0.02 * s["ratio"]]
+        assert not squashed, f"figures distorted: {squashed}"
 
         figure = page.locator(".bd-article .cell_output a.book-zoom__link").first
         shown = figure.locator("img").bounding_box()["width"]
