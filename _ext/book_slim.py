@@ -11,6 +11,10 @@ Runs after the HTML build (``build-finished``) over the written site:
   and the whole ``searchindex.js`` (100 KB, render-blocking) in the head of every page for a
   search-as-you-type box this site does not enable (``search_as_you_type`` is false): the three
   tags are removed from every page but ``search.html``.
+* **The theme's stylesheet cut to what the site uses.** pydata-sphinx-theme.css (310 KB, render-
+  blocking) holds all of Bootstrap. A rule is dropped when one of its selectors' classes appears
+  neither in any page (HTML, inline scripts included) nor in any script of the site, nor starts
+  with a prefix a script completes at run time (``"bs-" + name``); about two thirds of it goes.
 * **Nothing competes with the first paint.** The theme preloads its two deferred scripts (95 KB)
   in the head, where they share a slow link with the stylesheets the first paint waits for: the
   preloads are removed (the scripts still load, deferred, from the end of the page). sphinx-design's
@@ -169,6 +173,61 @@ def subset_fonts(static: Path, css: str, codepoints: set[int]) -> str:
     return out
 
 
+# a CSS class in a selector; a word of a page or a script; a prefix a script completes at run time
+SELECTOR_CLASS = re.compile(r"\.(-?[A-Za-z_][\w-]*)")
+WORD = re.compile(r"[A-Za-z_][\w-]*")
+DYNAMIC_PREFIX = re.compile(r"([A-Za-z][\w-]*-)(?:\$\{|[\"'`]\s*\+)")
+
+
+def _blocks(css: str):
+    """Split a stylesheet into top-level pieces: ``(prelude, body)`` for blocks, ``(statement, None)``
+    for ``@charset``/``@import`` statements. Bodies keep their nested blocks as text."""
+    i, n = 0, len(css)
+    while i < n:
+        brace = css.find("{", i)
+        semi = css.find(";", i)
+        if brace == -1:
+            if css[i:].strip():
+                yield css[i:], None
+            return
+        if semi != -1 and semi < brace and css[i:semi].lstrip().startswith("@"):
+            yield css[i:semi + 1], None
+            i = semi + 1
+            continue
+        depth, j = 1, brace + 1
+        while depth and j < n:
+            depth += {"{": 1, "}": -1}.get(css[j], 0)
+            j += 1
+        yield css[i:brace], css[brace + 1:j - 1]
+        i = j
+
+
+def purge_unused_rules(css: str, used: set[str], prefixes: tuple[str, ...]) -> str:
+    """The stylesheet without the selectors that name a class not in ``used`` (nor starting with one
+    of ``prefixes``); rules left without a selector go, @media and @supports blocks are purged inside,
+    other at-rules (@font-face, @keyframes, ...) are kept as they are."""
+
+    def known(name: str) -> bool:
+        return name in used or name.startswith(prefixes)
+
+    out = []
+    for prelude, body in _blocks(css):
+        head = prelude.strip()
+        if body is None:
+            out.append(head)
+        elif head.startswith(("@media", "@supports", "@layer", "@container")):
+            inner = purge_unused_rules(body, used, prefixes)
+            if inner:
+                out.append(f"{head}{{{inner}}}")
+        elif head.startswith("@"):
+            out.append(f"{head}{{{body}}}")
+        else:
+            selectors = [sel for sel in head.split(",") if all(known(c) for c in SELECTOR_CLASS.findall(sel))]
+            if selectors:
+                out.append(f"{','.join(selectors)}{{{body}}}")
+    return "".join(out)
+
+
 def slim_site(app, exception) -> None:
     """The ``build-finished`` handler: slim every page, the icon stylesheet and fonts."""
     if exception is not None or app.builder.format != "html":
@@ -196,6 +255,9 @@ def slim_site(app, exception) -> None:
     for other in static.rglob("*.css"):
         glyphs |= css_glyphs(css if other == sheet else other.read_text(encoding="utf-8", errors="replace"))
     css = subset_fonts(static, css, glyphs)
+    scripts = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in static.rglob("*.js"))
+    used = set(WORD.findall(scripts)) | {w for html in htmls for w in WORD.findall(html)}
+    css = purge_unused_rules(css, used, tuple(sorted(set(DYNAMIC_PREFIX.findall(scripts)))))
     sheet.write_text(css, encoding="utf-8")
 
 

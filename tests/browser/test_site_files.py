@@ -298,6 +298,15 @@ def test_icon_rules_are_cut_to_the_icons_used():
     assert book_slim.used_icons(['<i class="fa-solid fa-bars fa-lg"></i>']) == {"solid", "bars", "lg"}
 
 
+def test_stylesheet_purge_keeps_what_is_used():
+    css = ('@charset "UTF-8";.btn,.card-body{color:red}.used .unused{x:1}@media (min-width:9px){.col-6{a:b}.used{c:d}}'
+           '@font-face{font-family:F}.bs-tooltip-top .tooltip-arrow{e:f}a[href]{g:h}')
+    out = book_slim.purge_unused_rules(css, {"btn", "used", "tooltip-arrow"}, ("bs-",))
+    assert out == ('@charset "UTF-8";.btn{color:red}@media (min-width:9px){.used{c:d}}@font-face{font-family:F}'
+                   '.bs-tooltip-top .tooltip-arrow{e:f}a[href]{g:h}')
+    assert book_slim.DYNAMIC_PREFIX.findall('x=`bs-${name}-auto`; y="col-"+n; z="plain-text"') == ["bs-", "col-"]
+
+
 def test_search_patch_lets_numbers_through():
     rule = "      if (\n        stopwords.indexOf(queryTermLower) !== -1 ||\n        queryTerm.match(/^\\d+$/)\n      )"
     assert "match" not in book_site.allow_numbers(rule)
