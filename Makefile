@@ -41,7 +41,18 @@ $(VENV)/.lab-installed: requirements-lab.txt $(VENV)/.installed
 	@touch $@
 
 # ---- the website ----------------------------------------------------------------------------------
-book: venv
+# npm packages, pinned by their package-lock.json: KaTeX typesets the math while the site is built
+# (_ext/book_math.py), axe-core checks accessibility in the browser tests. Nothing is fetched at run time.
+NPM_CI := npm ci --no-audit --no-fund --loglevel=error
+_ext/node_modules/.package-lock.json: _ext/package.json _ext/package-lock.json
+	$(NPM_CI) --prefix _ext
+	@touch $@
+
+tests/browser/node_modules/.package-lock.json: tests/browser/package.json tests/browser/package-lock.json
+	$(NPM_CI) --prefix tests/browser
+	@touch $@
+
+book: venv _ext/node_modules/.package-lock.json
 	rm -rf $(BOOKOUT)/_build
 	$(BIN)/jupyter-book build . --builder html --path-output $(BOOKOUT) -W -n --keep-going
 	$(BIN)/python tools/site_report.py $(HTML)
@@ -77,7 +88,7 @@ nbval: venv
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg -o addopts= -o testpaths= $(NOTEBOOKS)
 
 # The website in headless Chromium (tests/browser); needs the site that `make book` built.
-browser: venv
+browser: venv tests/browser/node_modules/.package-lock.json
 	@test -f $(HTML)/index.html || { echo "no built site at $(HTML): run make book first"; exit 1; }
 	REQUIRE_BROWSER=$(REQUIRE_BROWSER) BOOK_HTML=$(abspath $(HTML)) CHROMIUM=$(CHROMIUM) \
 	  $(BIN)/pytest -p no:cacheprovider -m browser -o addopts="-ra --strict-markers" --durations=5 tests/browser

@@ -1,42 +1,39 @@
 """Sphinx extension for the book's website: self-contained, light, and honest about its versions.
 
 * ``{lockfile-versions}`` — a directive that renders a table of pinned versions read from the lock
-  file at build time (``requirements.txt``, and ``requirements-lab.txt`` for JupyterLab), so that the
-  "Run it yourself" page can never quote a version that the lock file does not pin. A package named in
-  the directive but missing from the lock files fails the build.
-* After the build, the MathJax copy made by ``sphinx-mathjax-offline`` is trimmed to what the pages
-  can load (the ``tex-chtml`` component, its fonts, its autoloaded TeX extensions and what its menu
-  can load), and source maps of the theme are removed: neither is ever requested by a reader.
-* ``book_site.css`` keeps computed figures legible in dark mode (white background, no dimming) and
-  hides the theme's duplicate top bar on wide screens.
-* The search page loads the same offline MathJax and ``book_search.js``, which cuts result snippets at
-  formula boundaries and typesets them: without it, snippets show raw TeX such as ``\\(\\omega_k\\)``.
+  files at build time (``requirements.txt``, ``requirements-lab.txt`` for JupyterLab, and the
+  ``package-lock.json`` files of the build's and the tests' npm packages), so that the "Run it
+  yourself" page can never quote a version that a lock file does not pin. A package named in the
+  directive but missing from the lock files fails the build.
+* Math is typeset at build time by KaTeX (``book_math``); after the build, what no page needs is
+  not shipped (``book_slim``), the markup reads correctly to assistive technology (``book_a11y``)
+  and the theme's source maps are removed.
+* ``book_site.css`` and ``book_site.js`` (every page): a layout that fits a phone (formulas, code and
+  tables scroll inside their own box, with a shadow at the edge that hides more), working sidebar
+  buttons, figures that fit the column and enlarge on click, figures on a dimmed light card in dark
+  mode.
+* ``pe_explorer.js`` on the pages that hold an explorer (``<div class="pe-explorer">``): the
+  chapters' Jupyter explorers, computed in the browser.
+* The search page gets ``book_search.js`` (snippets come from the text, their formulas typeset with
+  KaTeX; a page that uses a word far more than any other ranks as if the word were in its title,
+  from ``search_focus.js``) and a ``searchtools.js`` that does not drop numbers.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-import shutil
 import sys
+from collections import Counter
 from pathlib import Path
 
 from docutils import nodes
 from docutils.parsers.rst import directives
+from sphinx.errors import ExtensionError
 from sphinx.util.docutils import SphinxDirective
 
 HERE = Path(__file__).resolve().parent
-
-# Files of the MathJax 3 distribution that ``tex-chtml.js`` never loads: the other combined
-# components (each a complete alternative to tex-chtml.js), the Node.js entry points, the CDN
-# redirector ``latest.js``, and the MathML/AsciiMath inputs. Kept: tex-chtml.js, output/ (CHTML
-# fonts; SVG output is selectable in MathJax's menu), input/tex/extensions (autoloaded macros),
-# a11y/, sre/ and ui/ (loaded on demand from the menu).
-MATHJAX_UNUSED = [
-    "tex-svg.js", "tex-svg-full.js", "tex-mml-svg.js", "tex-mml-chtml.js", "mml-svg.js", "mml-chtml.js",
-    "tex-chtml-full.js", "tex-chtml-full-speech.js", "node-main.js", "latest.js", "adaptors",
-    "input/mml.js", "input/mml", "input/asciimath.js", "input/tex-full.js", "input/tex-base.js",
-]
 
 _REQUIREMENT = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;#]+)")
 
@@ -47,8 +44,15 @@ def canonical(name: str) -> str:
 
 
 def read_pins(path: Path) -> dict[str, tuple[str, str]]:
-    """``{canonical name: (name as written, version)}`` for every ``name==version`` line of a lock file."""
+    """``{canonical name: (name as written, version)}`` for every ``name==version`` line of a lock file,
+    or for every package of an npm ``package-lock.json``."""
     pins = {}
+    if path.name == "package-lock.json":
+        for key, package in json.loads(path.read_text(encoding="utf-8")).get("packages", {}).items():
+            name = key.rpartition("node_modules/")[2]
+            if key and "version" in package:
+                pins[canonical(name)] = (name, package["version"])
+        return pins
     for line in path.read_text(encoding="utf-8").splitlines():
         match = _REQUIREMENT.match(line.strip())
         if match:
@@ -117,38 +121,104 @@ class LockfileVersions(SphinxDirective):
         return table
 
 
-def trim_static(app, exception) -> None:
-    """Remove what no page can request: unused MathJax components and the theme's source maps."""
+# Sphinx's search drops every query word made of digits only, so "10000" (the title of chapter 9)
+# finds nothing, although the index holds it. The search page gets a copy without that rule.
+NUMBER_RULE = re.compile(r"\s*\|\|\s*queryTerm\.match\(/\^\\d\+\$/\)")
+
+
+def allow_numbers(searchtools: str) -> str:
+    """Sphinx's ``searchtools.js`` without the rule that skips all-digit query words."""
+    out, count = NUMBER_RULE.subn("", searchtools)
+    if count != 1:
+        raise ExtensionError(f"book_site: the number rule of searchtools.js was found {count} times, not once")
+    return out
+
+
+# A page "about" a word: it uses the word at least FOCUS_MIN_COUNT times and FOCUS_RATIO times as
+# often as any other page. Sphinx ranks a page by where a word occurs (title or text), not how often,
+# so the chapter about RoPE, whose title says "rotary position embedding", came after pages that
+# name RoPE once in a heading. The search page ranks such a page higher (book_search.js).
+FOCUS_MIN_COUNT = 5
+FOCUS_RATIO = 1.5
+_WORD = re.compile(r"\w+")
+
+
+def word_counts(doctree, stem) -> Counter:
+    """How often each (stemmed, lower-case) word occurs in a page's text, code blocks excluded."""
+    counts: Counter = Counter()
+    for text in doctree.findall(nodes.Text):
+        if any(isinstance(a, (nodes.literal_block, nodes.comment, nodes.raw)) for a in _ancestors(text)):
+            continue
+        counts.update(stem(word) for word in _WORD.findall(str(text)))
+    return counts
+
+
+def _ancestors(node):
+    while node.parent is not None:
+        node = node.parent
+        yield node
+
+
+def search_focus(counts: dict[str, Counter]) -> dict[str, str]:
+    """``{word: docname}`` for every word that one page uses far more than any other."""
+    by_word: dict[str, list[tuple[int, str]]] = {}
+    for docname, words in counts.items():
+        for word, count in words.items():
+            by_word.setdefault(word, []).append((count, docname))
+    focus = {}
+    for word, uses in by_word.items():
+        uses.sort(reverse=True)
+        top, runner_up = uses[0][0], (uses[1][0] if len(uses) > 1 else 0)
+        if top >= FOCUS_MIN_COUNT and top >= FOCUS_RATIO * runner_up:
+            focus[word] = uses[0][1]
+    return dict(sorted(focus.items()))
+
+
+def write_search_focus(app) -> None:
+    """``_static/search_focus.js``: the page each word is about, for book_search.js's ranking."""
+    indexer = getattr(app.builder, "indexer", None)
+    if indexer is None:
+        return
+    stem = functools.cache(lambda word: indexer.lang.stem(word).lower())
+    counts = {docname: word_counts(app.env.get_doctree(docname), stem) for docname in sorted(app.env.found_docs)}
+    focus = search_focus(counts)
+    target = Path(app.outdir) / "_static" / "search_focus.js"
+    target.write_text(f"window.bookSearchFocus = {json.dumps(focus, separators=(',', ':'))};\n", encoding="utf-8")
+
+
+def finish_static(app, exception) -> None:
+    """Remove the theme's source maps (never requested) and let the search find numbers."""
     if exception is not None or app.builder.format != "html":
         return
     static = Path(app.outdir) / "_static"
-    mathjax = static / "mathjax"
-    if mathjax.is_dir():
-        for relative in MATHJAX_UNUSED:
-            target = mathjax / relative
-            if target.is_dir():
-                shutil.rmtree(target)
-            elif target.exists():
-                target.unlink()
     for source_map in static.glob("*/*.map"):
         source_map.unlink()
+    searchtools = static / "searchtools.js"
+    searchtools.write_text(allow_numbers(searchtools.read_text(encoding="utf-8")), encoding="utf-8")
+    write_search_focus(app)
 
 
-def search_page_math(app, pagename, templatename, context, doctree) -> None:
-    """Give the search page the MathJax of the math pages, and the script that typesets snippets."""
-    if pagename != "search" or app.builder.format != "html" or not app.config.mathjax_path:
+def page_assets(app, pagename, templatename, context, doctree) -> None:
+    """Per page: the explorer script where an explorer is; KaTeX and the search scripts on the search
+    page."""
+    if app.builder.format != "html":
         return
-    if app.config.mathjax3_config:
-        app.builder.add_js_file("", body=f"window.MathJax = {json.dumps(app.config.mathjax3_config)}")
-    app.builder.add_js_file(app.config.mathjax_path, defer="defer")
-    app.builder.add_js_file("book_search.js", defer="defer")
+    if 'class="pe-explorer"' in context.get("body", ""):
+        app.builder.add_js_file("pe_explorer.js", defer="defer")
+    if pagename == "search":
+        app.builder.add_js_file("katex/katex.min.js", defer="defer")
+        app.builder.add_js_file("search_focus.js", defer="defer")
+        app.builder.add_js_file("book_search.js", defer="defer")
 
 
 def setup(app):
+    app.setup_extension("book_math")
+    app.setup_extension("book_slim")
+    app.setup_extension("book_a11y")
     app.add_directive("lockfile-versions", LockfileVersions)
     app.config.html_static_path.append(str(HERE / "static"))
     app.add_css_file("book_site.css")
-    # after sphinx-mathjax-offline copied MathJax into _static (default priority 500)
-    app.connect("build-finished", trim_static, priority=900)
-    app.connect("html-page-context", search_page_math)
+    app.add_js_file("book_site.js", defer="defer")
+    app.connect("build-finished", finish_static, priority=900)
+    app.connect("html-page-context", page_assets)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -26,6 +26,13 @@ A model trained on ``original_length`` = :math:`L` tokens is to be used on :math
   interpolate exactly those with at most ``beta_slow``; in between they differ, by up to 0.38 for
   ``d = 128``, ``L = 2048``. YaRN also scales queries and keys by
   :math:`\sqrt{1/t} = 0.1\ln s + 1` (:func:`yarn_attention_factor`).
+
+How these relate to the ``rope_scaling`` types of model configs (:func:`pe_lib.rope_scaling_frequencies`,
+which reproduces Hugging Face transformers): :func:`pi_frequencies` is ``"linear"`` and
+:func:`yarn_frequencies` with ``ramp="code"`` is ``"yarn"`` (both computed by it). :func:`ntk_frequencies`
+is the NTK-aware form of the 2023 post, for which transformers has no type of its own; it equals
+``"dynamic"`` with ``factor = 1`` at ``seq_len = s * max_position_embeddings``, where the dynamic
+formula :math:`\mathrm{base}\,(f\ell/L - (f-1))^{d/(d-2)}` becomes :math:`\mathrm{base}\,s^{d/(d-2)}`.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ import numpy as np
 
 from ._validate import check_base, check_choice, check_d_model, check_finite_real, check_positive_int
 from .frequencies import frequencies
+from .rope_scaling import check_betas, rope_scaling_frequencies, yarn_bounds, yarn_keep
 
 
 def _check_scale(scale) -> float:
@@ -49,9 +57,13 @@ def _check_scale(scale) -> float:
 
 
 def pi_frequencies(d: int, scale: float, *, base: float = 10_000.0) -> np.ndarray:
-    r"""Position interpolation: :math:`\omega_i / s` (positions scaled by :math:`L/L' = 1/s`). Shape ``(d/2,)``."""
+    r"""Position interpolation: :math:`\omega_i / s` (positions scaled by :math:`L/L' = 1/s`). Shape ``(d/2,)``.
+
+    The ``"linear"`` type of :func:`pe_lib.rope_scaling_frequencies` with ``factor = s``.
+    """
     s = _check_scale(scale)
-    return frequencies(check_d_model(d, name="d"), base=base) / s  # omega_i / s
+    d = check_d_model(d, name="d")
+    return rope_scaling_frequencies(d, {"rope_type": "linear", "factor": s}, base=base)[0]  # omega_i / s
 
 
 def ntk_base(d: int, scale: float, *, base: float = 10_000.0) -> float:
@@ -63,22 +75,16 @@ def ntk_base(d: int, scale: float, *, base: float = 10_000.0) -> float:
 
 
 def ntk_frequencies(d: int, scale: float, *, base: float = 10_000.0) -> np.ndarray:
-    r"""NTK-aware frequencies :math:`\mathrm{base}'^{-2i/d}`, shape ``(d/2,)``."""
+    r"""NTK-aware frequencies :math:`\mathrm{base}'^{-2i/d}`, :math:`\mathrm{base}' = \mathrm{base}\,s^{d/(d-2)}`.
+
+    The form of the 2023 post (bloc97), static in ``s``. Hugging Face has no type for it; its
+    ``"dynamic"`` type with ``factor = 1`` gives the same frequencies at ``seq_len = s * max_position_embeddings``.
+    Shape ``(d/2,)``.
+    """
     return frequencies(d, base=ntk_base(d, scale, base=base))
 
 
 YARN_RAMPS = ("code", "paper")
-
-
-def _check_betas(beta_fast, beta_slow) -> tuple[float, float]:
-    fast = check_finite_real(beta_fast, name="beta_fast")
-    slow = check_finite_real(beta_slow, name="beta_slow")
-    if not 0.0 < slow < fast:
-        raise ValueError(
-            f"need 0 < beta_slow < beta_fast (turns within the original length), got {slow!r} and {fast!r}; "
-            "YaRN uses beta_slow=1.0, beta_fast=32.0"
-        )
-    return fast, slow
 
 
 def yarn_correction_range(
@@ -100,12 +106,8 @@ def yarn_correction_range(
     d = check_d_model(d, name="d")
     length = check_positive_int(original_length, name="original_length")
     base = check_base(base)
-    fast, slow = _check_betas(beta_fast, beta_slow)
-
-    def pair_index(turns: float) -> float:  # i(r) = d ln(L / (2 pi r)) / (2 ln base)
-        return d * math.log(length / (2.0 * math.pi * turns)) / (2.0 * math.log(base))
-
-    return max(math.floor(pair_index(fast)), 0), min(math.ceil(pair_index(slow)), d - 1)
+    fast, slow = check_betas(beta_fast, beta_slow)
+    return yarn_bounds(d, length, base, fast, slow, truncate=True)
 
 
 def yarn_ramp(
@@ -137,17 +139,13 @@ def yarn_ramp(
     if ramp == "paper":
         d = check_d_model(d, name="d")
         length = check_positive_int(original_length, name="original_length")
-        fast, slow = _check_betas(beta_fast, beta_slow)
+        fast, slow = check_betas(beta_fast, beta_slow)
         turns = length * frequencies(d, base=base) / (2.0 * math.pi)  # r_i = L omega_i / (2 pi), shape (d/2,)
         return np.clip((turns - slow) / (fast - slow), 0.0, 1.0)  # gamma(r_i)
     low, high = yarn_correction_range(
         d, original_length=original_length, base=base, beta_fast=beta_fast, beta_slow=beta_slow
     )
-    width = high - low
-    if width == 0:
-        width = 0.001  # the source's guard against a zero-width ramp
-    pair = np.arange(d // 2)  # i = 0 .. d/2 - 1
-    return 1.0 - np.clip((pair - low) / width, 0.0, 1.0)  # 1 - clip((i - low) / (high - low), 0, 1)
+    return yarn_keep(d // 2, low, high)  # 1 - clip((i - low) / (high - low), 0, 1)
 
 
 def yarn_frequencies(
@@ -162,11 +160,20 @@ def yarn_frequencies(
 ) -> np.ndarray:
     r"""YaRN / NTK-by-parts frequencies :math:`(1-\gamma_i)\,\omega_i/s + \gamma_i\,\omega_i`, shape ``(d/2,)``.
 
-    :math:`\gamma_i` is :func:`yarn_ramp` with the same arguments: by default the reference code's ramp
-    (Hugging Face ``_compute_yarn_parameters``, jquesnelle/yarn), ``ramp="paper"`` for the paper's.
-    Computed in float64 (the reference code uses float32).
+    :math:`\gamma_i` is :func:`yarn_ramp` with the same arguments: by default the reference code's ramp,
+    computed by :func:`pe_lib.rope_scaling_frequencies` as Hugging Face's ``_compute_yarn_parameters``
+    does (``"yarn"`` with ``factor = s``, ``original_max_position_embeddings = original_length``); with
+    ``ramp="paper"`` the paper's. Computed in float64 (the reference code uses float32).
     """
     s = _check_scale(scale)
+    ramp = check_choice(ramp, YARN_RAMPS, name="ramp")
+    if ramp == "code":
+        d = check_d_model(d, name="d")
+        original_length = check_positive_int(original_length, name="original_length")
+        check_betas(beta_fast, beta_slow)  # before transformers' "0 means the default" can hide a 0
+        params = {"rope_type": "yarn", "factor": s, "original_max_position_embeddings": original_length,
+                  "beta_fast": beta_fast, "beta_slow": beta_slow}
+        return rope_scaling_frequencies(d, params, base=base)[0]
     gamma = yarn_ramp(
         d, original_length=original_length, base=base, beta_fast=beta_fast, beta_slow=beta_slow, ramp=ramp
     )

@@ -179,6 +179,19 @@ def test_yarn_ramp_interpolates_between_pi_and_no_change(ramp, d, s, length):
     assert np.all(yarn <= omega * (1 + 1e-12)) and np.all(yarn >= omega / s * (1 - 1e-12))
 
 
+def test_pi_and_yarn_are_the_linear_and_yarn_rope_types():
+    # pi_frequencies and the code-ramp yarn_frequencies are computed by rope_scaling_frequencies;
+    # the paper's ramp is not a transformers type and differs in the mixed pairs
+    np.testing.assert_array_equal(pe_lib.pi_frequencies(96, 3.0, base=5e5),
+                                  pe_lib.rope_scaling_frequencies(96, {"type": "linear", "factor": 3.0}, base=5e5)[0])
+    code = pe_lib.yarn_frequencies(128, 4.0, original_length=2048)
+    hf = pe_lib.rope_scaling_frequencies(128, {"rope_type": "yarn", "factor": 4.0},
+                                         max_position_embeddings=2048)[0]
+    np.testing.assert_array_equal(code, hf)
+    paper = pe_lib.yarn_frequencies(128, 4.0, original_length=2048, ramp="paper")
+    assert np.abs(paper / hf - 1).max() > 0.1
+
+
 def test_yarn_attention_factor():
     assert pe_lib.yarn_attention_factor(1.0) == 1.0
     assert pe_lib.yarn_attention_factor(math.e) == pytest.approx(1.1)
@@ -204,6 +217,9 @@ def test_yarn_attention_factor():
         (lambda: pe_lib.yarn_frequencies(8, 2.0, original_length=64, beta_fast=float("inf")),
          r"beta_fast must be a finite real number"),
         (lambda: pe_lib.yarn_frequencies(8, 0.9, original_length=64), r"must be >= 1, got 0.9"),
+        (lambda: pe_lib.yarn_frequencies(8, 2.0, original_length=0), r"original_length must be an integer >= 1"),
+        (lambda: pe_lib.yarn_frequencies(8, 2.0, original_length=64, beta_slow=0.0),
+         r"need 0 < beta_slow < beta_fast"),  # not transformers' "0 means the default"
         (lambda: pe_lib.yarn_attention_factor("2"), r"scale must be a finite real number"),
     ],
 )

@@ -391,3 +391,17 @@ def test_position_count_limit_is_inclusive(monkeypatch):
     np.testing.assert_array_equal(_validate.check_positions(50), np.arange(50.0))
     with pytest.raises(ValueError, match=r"51 positions exceeds the limit of 100"):
         _validate.check_positions(51)
+
+
+# ---- defaults: the paper's base when none is given (found by `make mutate`) -----------------------
+
+
+def test_the_default_base_is_the_papers():
+    # d = 110 is a width where f(D) grazes zero near D = 1147: base 10000 first goes negative at 1347,
+    # a base of 10001 already at 1147, so the answer shows which base was used
+    assert first_ref(110, 2000, 10_000.0, negative) == 1347
+    assert pe_lib.first_negative(110) == 1347
+    x = np.random.default_rng(0).normal(size=(3, 8))
+    np.testing.assert_array_equal(pe_lib.apply_shift(x, 1000.0), pe_lib.apply_shift(x, 1000.0, base=10_000.0))
+    np.testing.assert_array_equal(pe_lib.rope_decay_bound(50, 8), pe_lib.rope_decay_bound(50, 8, base=10_000.0))
+    np.testing.assert_allclose(pe_lib.frequencies(8), [math.pow(10_000.0, -2 * k / 8) for k in range(4)], rtol=1e-15)

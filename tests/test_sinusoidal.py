@@ -92,3 +92,11 @@ def test_float32_error_grows_with_position():
         errors.append(np.abs(low - exact).max())
     assert errors[0] < errors[1] < errors[2]
     assert errors[0] < 1e-5 < errors[2]  # from float32 rounding noise to visibly wrong digits
+
+
+@pytest.mark.parametrize("dtype", ["not-a-dtype", object(), "bfloat16"])
+def test_an_unknown_or_unsupported_dtype_is_refused_by_name(dtype):
+    # "not-a-dtype" and object() are not numpy dtypes at all (numpy raises TypeError); "bfloat16" may be
+    # one once ml_dtypes (a JAX dependency) is imported, and is refused either way.
+    with pytest.raises(ValueError, match="dtype must be numpy.float64"):
+        pe_lib.sinusoidal(4, 8, dtype=dtype)

@@ -66,7 +66,8 @@ def render(results: dict) -> str:
         "",
         "### Building the table",
         "",
-        "| n × d | double loop | vectorized form | `pe_lib.sinusoidal` | write floor | speed-up | × floor "
+        r"| $L \times d_\text{model}$ | double loop | vectorized form | `pe_lib.sinusoidal` | write floor | speed-up "
+        "| × floor "
         "| sin + cos evaluated (vectorized → pe_lib) |",
         "|---|---|---|---|---|---|---|---|",
     ]
@@ -85,7 +86,8 @@ def render(results: dict) -> str:
         "",
         "Peak memory (tracemalloc, MiB) of one call, against the size of the table itself:",
         "",
-        "| n × d | table | vectorized form | `pe_lib.sinusoidal` (interleaved) | `pe_lib.sinusoidal` (split) |",
+        r"| $L \times d_\text{model}$ | table | vectorized form | `pe_lib.sinusoidal` (interleaved) "
+        "| `pe_lib.sinusoidal` (split) |",
         "|---|---|---|---|---|",
     ]
     for row in results["sinusoidal"]["sizes"]:
@@ -96,7 +98,8 @@ def render(results: dict) -> str:
     lines += [
         "",
         f"Accuracy: largest error over {acc['rows']} positions from 0 to {acc['max_position']:,} "
-        f"(d = {acc['d']}), against 40-digit values of sin(pos·ω_k) with exact ω_k:",
+        rf"($d_\text{{model}} = {acc['d']}$), against 40-digit values of $\sin(pos\cdot\omega_k)$ with exact "
+        r"$\omega_k$:",
         "",
         "| implementation | largest error |",
         "|---|---|",
@@ -113,9 +116,10 @@ def render(results: dict) -> str:
         "",
         "### Shifting many vectors",
         "",
-        f"Rotate every row of an n × d array by the offset φ = {sh['offset']:g}:",
+        rf"Rotate every row of an $L \times d_\text{{model}}$ array by the offset $\Delta = {sh['offset']:g}$:",
         "",
-        "| n × d | `shift_matrix` + `x @ M.T` | `x @ M.T` alone (M ready) | `apply_shift` | speed-up (with M built) "
+        r"| $L \times d_\text{model}$ | `shift_matrix` + `x @ M.T` | `x @ M.T` alone (M ready) | `apply_shift` "
+        "| speed-up (with M built) "
         "| speed-up (M ready) |",
         "|---|---|---|---|---|---|",
     ]

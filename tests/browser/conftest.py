@@ -38,11 +38,18 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line("!!!  Install it (apt-get install chromium), then `make browser`;", red=True)
         terminalreporter.write_line("!!!  with REQUIRE_BROWSER=1 (as in CI) this is a failure.", red=True)
         terminalreporter.write_line(line, red=True, bold=True)
+    paints = getattr(terminalreporter.config, "_slow_4g", None)
+    if paints:
+        fcp, lcp, load = (paints[k] / 1000 for k in ("fcp", "lcp", "load"))
+        terminalreporter.write_line(f"Introduction on slow 4G (phone, empty cache): first paint {fcp:.2f} s, "
+                                    f"largest paint {lcp:.2f} s ({paints['element']}), loaded {load:.2f} s")
     weights = getattr(terminalreporter.config, "_page_weights", None)
     if weights:
-        terminalreporter.write_line("Page weight as loaded by Chromium with an empty cache (heaviest first):")
-        for name, (count, size) in sorted(weights.items(), key=lambda t: -t[1][1])[:6]:
-            terminalreporter.write_line(f"  {size / 1024:8.1f} KB in {count:3d} requests  {name}")
+        terminalreporter.write_line("Page weight as loaded by Chromium with an empty cache (heaviest first, "
+                                    "then without the page's own figures):")
+        for name, (count, size, own) in sorted(weights.items(), key=lambda t: -t[1][1]):
+            terminalreporter.write_line(f"  {size / 1024:8.1f} KB in {count:3d} requests, "
+                                        f"{(size - own) / 1024:8.1f} KB besides figures  {name}")
 
 
 @pytest.fixture(scope="session")

@@ -5,12 +5,16 @@ from __future__ import annotations
 import http.server
 import threading
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from urllib.parse import urljoin
 
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
+VIEWPORT = {"width": 1280, "height": 900}  # a desktop
+PHONE = {"width": 390, "height": 844}  # a phone held upright (CSS pixels)
 
 
 def toc_docnames(toc_path: Path = ROOT / "_toc.yml") -> list[str]:
@@ -56,3 +60,87 @@ def serve(directory: Path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+# ---- pages in the browser ------------------------------------------------------------------------
+@dataclass
+class Visit:
+    """A page loaded in a fresh browser context, with everything that happened while loading it."""
+
+    page: object
+    context: object
+    responses: list = field(default_factory=list)  # (url, status, content-length)
+    failed: list = field(default_factory=list)  # (url, error)
+    external: list = field(default_factory=list)  # urls that tried to leave the site
+    console: list = field(default_factory=list)  # console errors and uncaught exceptions
+    owns_context: bool = True
+
+    def problems(self, site: str) -> list[str]:
+        out = [f"HTTP {status} for {url}" for url, status, _ in self.responses if status != 200]
+        out += [f"request failed: {url} ({error})" for url, error in self.failed if url not in self.external]
+        out += [f"request leaving the site: {url}" for url in self.external]
+        out += [f"console error: {text}" for text in self.console]
+        return out
+
+    def close(self):
+        self.page.close()
+        if self.owns_context:
+            self.context.close()
+
+
+def new_context(browser, *, dark: bool = False, viewport: dict | None = None, **options):
+    """A browser context (a reader's session): desktop viewport unless told, light or dark mode."""
+    context = browser.new_context(
+        viewport=viewport or VIEWPORT, color_scheme="dark" if dark else "light", service_workers="block", **options,
+    )
+    if dark:  # pydata-sphinx-theme keeps the reader's choice in localStorage
+        context.add_init_script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
+    return context
+
+
+def open_page(browser, site: str, path: str, *, dark: bool = False, context=None) -> Visit:
+    """Load ``path`` in a new tab (of ``context``, or of a fresh context) and record what happened.
+
+    Requests are intercepted per tab, which also keeps the browser cache out of the way: every
+    resource is fetched from the server, so every one has a real HTTP status.
+    """
+    visit = start_page(browser, site, path, dark=dark, context=context)
+    finish_page(visit)
+    return visit
+
+
+def start_page(browser, site: str, path: str, *, dark: bool = False, context=None) -> Visit:
+    """Open the tab and start loading ``path``; returns once the navigation has committed."""
+    owns_context = context is None
+    context = new_context(browser, dark=dark) if owns_context else context
+    page = context.new_page()
+    visit = Visit(page, context, owns_context=owns_context)
+
+    def route(route):
+        if route.request.url.startswith(site):
+            route.continue_()
+        else:
+            visit.external.append(route.request.url)
+            route.abort("blockedbyclient")
+
+    page.route("**/*", route)
+    page.on("response", lambda r: visit.responses.append((r.url, r.status, int(r.headers.get("content-length", 0)))))
+    page.on("requestfailed", lambda r: visit.failed.append((r.url, r.failure)))
+    page.on("console", lambda m: m.type == "error" and visit.console.append(f"{m.text} [{m.location.get('url')}]"))
+    page.on("pageerror", lambda e: visit.console.append(f"uncaught: {e}"))
+    response = page.goto(urljoin(site, path), wait_until="commit")
+    if response is None or response.status != 200:
+        visit.console.append(f"page itself answered {response and response.status}")
+    return visit
+
+
+def finish_page(visit: Visit) -> None:
+    """Wait until the tab has loaded and settled."""
+    visit.page.wait_for_load_state("load")
+    settle(visit.page)
+
+
+def settle(page) -> None:
+    """Wait until web fonts are in and every image finished loading (the math is typeset at build time)."""
+    page.evaluate("() => document.fonts.ready.then(() => true)")
+    page.wait_for_function("() => Array.from(document.images).every(i => i.complete)", timeout=15000)

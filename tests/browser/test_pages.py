@@ -1,11 +1,13 @@
 """The website as a reader meets it: every page of the table of contents in headless Chromium.
 
 For each page: HTTP 200 for the page and everything it loads, no failed request, no request that
-leaves 127.0.0.1, no console error, every equation typeset by MathJax with no raw TeX left, every
-image loaded, every internal link (and its #anchor) resolving, copy buttons on code, a download
-button on chapters, previous/next links in table-of-contents order — and a full-page screenshot in
-``_build/screenshots/``. Then: the search finds "rotation" in a chapter (snippets typeset), one page
-with a figure is checked in dark mode, and the checks themselves are shown to catch a broken page.
+leaves 127.0.0.1, no console error, every formula typeset (by KaTeX, at build time) with no raw TeX
+left, every image loaded, every internal link (and its #anchor) resolving, copy buttons on code, a
+download button on chapters, previous/next links in table-of-contents order, every slider redrawing
+something — and a full-page screenshot in ``_build/screenshots/``. Then: the search finds "rotation"
+in a chapter, "10000", "RoPE" and "ALiBi" on their pages, with snippets quoted from the text (formulas
+typeset); one page with a figure is checked in dark mode; and the checks themselves are shown to
+catch a broken page.
 """
 
 from __future__ import annotations
@@ -14,28 +16,39 @@ import io
 import re
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from urllib.parse import urldefrag, urljoin
 
 import pytest
-from site_helpers import serve, toc_docnames
+from site_helpers import Visit, finish_page, new_context, open_page, serve, start_page, toc_docnames
 
 pytestmark = pytest.mark.browser
 
 PAGES = toc_docnames()
-VIEWPORT = {"width": 1280, "height": 900}
-# TeX that MathJax should have replaced: delimiters, or a macro left in the visible text.
+# TeX that KaTeX should have replaced: delimiters, or a macro left in the visible text.
 RAW_TEX = re.compile(
     r"\\\(|\\\)|\\\[|\\\]|\$\$|\\(?:frac|sqrt|sum|prod|omega|theta|phi|lambda|pi|sin|cos|log|exp|mathrm|"
     r"text|operatorname|begin|end|left|right|displaystyle|cdot|le|ge|dots|quad)(?![A-Za-z])"
 )
+# What a reader downloads on a first visit of a page (empty cache), besides the page's own figures:
+# the HTML, the theme, scripts, fonts and styles. Measured from the HTTP answers, uncompressed.
+FIRST_VISIT_BUDGET = 1_200_000  # bytes
+# a PNG embedded in the page as base64 (a data: URL, or the frames of a player): a figure of the page
+EMBEDDED_PNG = re.compile(r"iVBORw0KGgo[A-Za-z0-9+/=]+")
+
+
+def own_figures_bytes(responses, html: str) -> int:
+    """Bytes of a page's own figures: the files of _images/ it loaded and the PNGs inside its HTML."""
+    files = sum(size for url, _, size in responses if "/_images/" in url)
+    return files + sum(len(m.group(0)) for m in EMBEDDED_PNG.finditer(html))
+
+
 # Controls that need a kernel: the site must show their static stand-in instead (remove-cell).
 DEAD_WIDGETS = 'main .jupyter-widgets, script[type="application/vnd.jupyter.widget-view+json"]'
 # Kernel-free controls (a slider over precomputed frames) must do something: move each slider to its
 # end and expect the images or text of its output to change.
 IDLE_SLIDERS_JS = """() => Array.from(document.querySelectorAll('main input[type=range]')).filter(slider => {
-  const root = slider.closest('.cell_output') || slider.parentElement.parentElement;
+  const root = slider.closest('.cell_output, .pe-explorer') || slider.parentElement.parentElement;
   const state = () => Array.from(root.querySelectorAll('img')).map(i => i.src).join('|') + root.textContent
     + Array.from(root.querySelectorAll('canvas')).map(c => c.toDataURL()).join('|');
   const before = state();
@@ -47,103 +60,19 @@ IDLE_SLIDERS_JS = """() => Array.from(document.querySelectorAll('main input[type
 PROSE_TEXT_JS = """() => {
   const main = document.querySelector('main') || document.body;
   const copy = main.cloneNode(true);
-  copy.querySelectorAll('pre, code, script, style, textarea, mjx-container, .highlight').forEach(e => e.remove());
+  copy.querySelectorAll('pre, code, script, style, textarea, .katex, .highlight').forEach(e => e.remove());
   return copy.textContent;
 }"""
+# Every formula (class "math") holds KaTeX's output; a formula KaTeX refused shows its source instead
+# (class "math-error", also a build warning) and KaTeX marks its own errors "katex-error".
 MATH_JS = """() => {
-  const math = Array.from(document.querySelectorAll('.math'));
+  const math = Array.from(document.querySelectorAll('main .math'));
   return {
     math: math.length,
-    untypeset: math.filter(e => !e.querySelector('mjx-container')).map(e => e.textContent.slice(0, 80)),
-    containers: document.querySelectorAll('mjx-container').length,
-    errors: Array.from(document.querySelectorAll('mjx-merror')).map(e => e.textContent.slice(0, 80)),
+    untypeset: math.filter(e => !e.querySelector('.katex .katex-html')).map(e => e.textContent.slice(0, 80)),
+    errors: Array.from(document.querySelectorAll('.math-error, .katex-error')).map(e => e.textContent.slice(0, 80)),
   };
 }"""
-
-
-@dataclass
-class Visit:
-    """A page loaded in a fresh browser context, with everything that happened while loading it."""
-
-    page: object
-    context: object
-    responses: list = field(default_factory=list)  # (url, status, content-length)
-    failed: list = field(default_factory=list)  # (url, error)
-    external: list = field(default_factory=list)  # urls that tried to leave the site
-    console: list = field(default_factory=list)  # console errors and uncaught exceptions
-    owns_context: bool = True
-
-    def problems(self, site: str) -> list[str]:
-        out = [f"HTTP {status} for {url}" for url, status, _ in self.responses if status != 200]
-        out += [f"request failed: {url} ({error})" for url, error in self.failed if url not in self.external]
-        out += [f"request leaving the site: {url}" for url in self.external]
-        out += [f"console error: {text}" for text in self.console]
-        return out
-
-    def close(self):
-        self.page.close()
-        if self.owns_context:
-            self.context.close()
-
-
-def new_context(browser, *, dark: bool = False):
-    context = browser.new_context(
-        viewport=VIEWPORT, color_scheme="dark" if dark else "light", service_workers="block",
-    )
-    if dark:  # pydata-sphinx-theme keeps the reader's choice in localStorage
-        context.add_init_script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
-    return context
-
-
-def open_page(browser, site: str, path: str, *, dark: bool = False, context=None) -> Visit:
-    """Load ``path`` in a new tab (of ``context``, or of a fresh context) and record what happened.
-
-    Requests are intercepted per tab, which also keeps the browser cache out of the way: every
-    resource is fetched from the server, so every one has a real HTTP status.
-    """
-    visit = start_page(browser, site, path, dark=dark, context=context)
-    finish_page(visit)
-    return visit
-
-
-def start_page(browser, site: str, path: str, *, dark: bool = False, context=None) -> Visit:
-    """Open the tab and start loading ``path``; returns once the navigation has committed."""
-    owns_context = context is None
-    context = new_context(browser, dark=dark) if owns_context else context
-    page = context.new_page()
-    visit = Visit(page, context, owns_context=owns_context)
-
-    def route(route):
-        if route.request.url.startswith(site):
-            route.continue_()
-        else:
-            visit.external.append(route.request.url)
-            route.abort("blockedbyclient")
-
-    page.route("**/*", route)
-    page.on("response", lambda r: visit.responses.append((r.url, r.status, int(r.headers.get("content-length", 0)))))
-    page.on("requestfailed", lambda r: visit.failed.append((r.url, r.failure)))
-    page.on("console", lambda m: m.type == "error" and visit.console.append(f"{m.text} [{m.location.get('url')}]"))
-    page.on("pageerror", lambda e: visit.console.append(f"uncaught: {e}"))
-    response = page.goto(urljoin(site, path), wait_until="commit")
-    if response is None or response.status != 200:
-        visit.console.append(f"page itself answered {response and response.status}")
-    return visit
-
-
-def finish_page(visit: Visit) -> None:
-    """Wait until the tab has loaded and settled."""
-    visit.page.wait_for_load_state("load")
-    settle(visit.page)
-
-
-def settle(page) -> None:
-    """Wait until MathJax has typeset, web fonts are in and every image finished loading."""
-    if page.evaluate("() => document.querySelector('.math') !== null"):
-        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=15000)
-        page.evaluate("() => MathJax.startup.promise.then(() => true)")
-    page.evaluate("() => document.fonts.ready.then(() => true)")
-    page.wait_for_function("() => Array.from(document.images).every(i => i.complete)", timeout=15000)
 
 
 class _Anchors(HTMLParser):
@@ -203,7 +132,7 @@ _STARTED: dict[str, Visit] = {}  # the next page of the table of contents, alrea
 
 
 @pytest.mark.parametrize("docname", PAGES)
-def test_page_works_in_the_browser(browser, reader, site, screenshots, request, docname):
+def test_page_works_in_the_browser(browser, reader, site, screenshots, book_html, request, docname):
     # While this page is checked, the next one loads in a second tab: two cores, two pages.
     visit = _STARTED.pop(docname, None) or start_page(browser, site, f"{docname}.html", context=reader)
     index = PAGES.index(docname)
@@ -217,9 +146,7 @@ def test_page_works_in_the_browser(browser, reader, site, screenshots, request, 
 
         math = page.evaluate(MATH_JS)
         problems += [f"math not typeset: {text!r}" for text in math["untypeset"]]
-        problems += [f"MathJax error: {text!r}" for text in math["errors"]]
-        if math["math"] and not math["containers"]:
-            problems.append("the page has math but no mjx-container")
+        problems += [f"KaTeX error: {text!r}" for text in math["errors"]]
         prose = page.evaluate(PROSE_TEXT_JS)
         problems += [f"raw TeX in the text: ...{prose[max(m.start() - 40, 0):m.end() + 40]!r}..."
                      for m in RAW_TEX.finditer(prose)]
@@ -256,14 +183,26 @@ def test_page_works_in_the_browser(browser, reader, site, screenshots, request, 
             problems.append(f"next link is {prev_next['next']}, expected {want_next}")
 
         weights = request.config.__dict__.setdefault("_page_weights", {})
-        weights[docname] = (len(visit.responses), sum(size for _, _, size in visit.responses))
+        total = sum(size for _, _, size in visit.responses)
+        own = own_figures_bytes(visit.responses, (book_html / f"{docname}.html").read_text(encoding="utf-8"))
+        weights[docname] = (len(visit.responses), total, own)
+        if total - own > FIRST_VISIT_BUDGET:
+            heaviest = sorted(visit.responses, key=lambda r: -r[2])[:4]
+            problems.append(f"a first visit loads {(total - own) / 1e6:.2f} MB besides the page's own figures "
+                            f"(budget {FIRST_VISIT_BUDGET / 1e6:.1f} MB); heaviest: "
+                            + ", ".join(f"{url.rsplit('/', 1)[-1]} {size / 1e3:.0f} KB" for url, _, size in heaviest))
     finally:
         visit.close()
     assert not problems, f"{docname}: " + "\n  ".join([""] + problems)
 
 
-def test_search_finds_rotation_in_a_chapter(browser, site, screenshots):
-    visit = open_page(browser, site, "search.html?q=rotation")
+def run_search(browser, site: str, query: str, screenshots=None):
+    """Search the site for ``query`` on search.html; returns (result URLs, snippets, problems).
+
+    A snippet is the text of its result paragraph with the typeset formulas (KaTeX) replaced by
+    U+0000, so that the text around them can be compared with the page.
+    """
+    visit = open_page(browser, site, f"search.html?q={query}")
     page = visit.page
     try:
         page.wait_for_function(
@@ -274,20 +213,73 @@ def test_search_finds_rotation_in_a_chapter(browser, site, screenshots):
         page.wait_for_function("""() => document.querySelectorAll('#search-results p.context').length
             === document.querySelectorAll('#search-results ul.search li').length""", timeout=15000)
         page.evaluate("() => window.bookSearchTypesetting.then(() => true)")  # _ext/static/book_search.js
-        page.screenshot(path=str(screenshots / "search_rotation.png"), full_page=True)
+        if screenshots is not None:
+            page.screenshot(path=str(screenshots / f"search_{query}.png"), full_page=True)
         results = page.evaluate("() => Array.from(document.querySelectorAll('#search-results ul.search li a'))"
                                 ".map(a => a.href)")
         snippets = page.evaluate("""() => Array.from(document.querySelectorAll('#search-results p.context'))
-            .map(p => { const c = p.cloneNode(true); c.querySelectorAll('mjx-container').forEach(e => e.remove());
+            .map(p => { const c = p.cloneNode(true);
+                        c.querySelectorAll('.katex').forEach(e => e.replaceWith('\\u0000'));
                         return c.textContent; })""")
+        untypeset = page.evaluate("() => document.querySelectorAll('#search-results p.context .math-error').length")
         problems = visit.problems(site)
     finally:
         visit.close()
     problems += [f"raw TeX in a search snippet: {s!r}" for s in snippets if RAW_TEX.search(s)]
+    if untypeset:
+        problems.append(f"{untypeset} formula(s) in snippets not typeset")
+    return results, snippets, problems
+
+
+def test_search_finds_rotation_in_a_chapter(browser, site, screenshots):
+    results, snippets, problems = run_search(browser, site, "rotation", screenshots)
     assert not problems, problems
     assert len(snippets) == len(results) > 0
     chapters = [r for r in results if "/notebooks/" in r]
     assert chapters, f"searching 'rotation' returned no chapter; results: {results}"
+
+
+def article_text(book_html, docname: str) -> str:
+    """The text of a page's article as the search reads it: formulas out, whitespace collapsed."""
+    from bs4 import BeautifulSoup
+
+    doc = BeautifulSoup((book_html / f"{docname}.html").read_text(encoding="utf-8"), "html.parser")
+    article = doc.select_one("article.bd-article")
+    for junk in article.select(".headerlink, script, style, .eqno, .katex"):
+        junk.decompose()
+    return re.sub(r"\s+", " ", article.get_text())
+
+
+def snippet_problems(snippet: str, text: str, query: str) -> list[str]:
+    """A snippet must show the query and consist of pieces of the page's text (between formulas)."""
+    problems = [] if query.lower() in snippet.lower() else [f"the snippet does not show {query!r}: {snippet!r}"]
+    for piece in snippet.split("\u0000"):
+        piece = re.sub(r"\s+", " ", piece).strip().removeprefix("...").removesuffix("...").strip()
+        if len(piece) >= 12 and piece not in text:
+            problems.append(f"the snippet quotes something that is not the page's text: {piece[:100]!r}")
+    return problems
+
+
+@pytest.mark.parametrize(("query", "docname"), [
+    ("10000", "notebooks/09_why_10000"),  # all digits: Sphinx's search drops such words unless patched
+    ("RoPE", "notebooks/12_rope"),
+    ("ALiBi", "notebooks/13_after_sinusoids"),
+])
+def test_search_finds_the_books_numbers_and_names(browser, site, screenshots, book_html, query, docname):
+    results, snippets, problems = run_search(browser, site, query, screenshots)
+    assert not problems, problems
+    pages = [urldefrag(r)[0].removeprefix(site).removesuffix(".html") for r in results]
+    assert docname in pages[:3], f"searching {query!r}: {docname} is not among the first results {pages[:5]}"
+    snippet = snippets[pages.index(docname)]
+    assert not (bad := snippet_problems(snippet, article_text(book_html, docname), query)), bad
+
+
+def test_snippet_check_catches_a_snippet_from_the_sidebar():
+    text = "The base 10000 sets the longest wavelength of the encoding, 2 pi times 10000."
+    assert snippet_problems("...sets the longest wavelength of the encoding, \u0000 times 10000.", text, "10000") == []
+    sidebar = "Skip to main content Contents 9.1. What the base sets 10000"
+    assert snippet_problems(sidebar, text, "10000"), "a snippet quoting the navigation passed"
+    assert snippet_problems("The base sets the longest wavelength", text, "10000"), "a snippet without the word passed"
 
 
 def _first_page_with_a_figure(book_html) -> str | None:
@@ -298,11 +290,37 @@ def _first_page_with_a_figure(book_html) -> str | None:
     return None
 
 
-def test_dark_mode_keeps_figures_legible(browser, site, screenshots, book_html):
-    from PIL import Image, ImageChops, ImageStat
+def figure_in_dark_mode_problems(light, dark, padding: int) -> list[str]:
+    """Dark mode shows a figure on a light card, dimmed, with its colours (never inverted).
+
+    ``light`` and ``dark``: screenshots (RGB images) of the same figure in both modes; the dark one
+    has ``padding`` pixels of card on every side. The dark figure must be a multiple k of the light
+    one, pixel by pixel, with 0.7 <= k <= 0.95 (dimmed, not a glaring white block, colours kept), and
+    its corners light (a card, not the dark page).
+    """
+    import numpy as np
+
+    card = np.asarray(dark, dtype=float)
+    corners = [card[y, x] for x in (1, card.shape[1] - 2) for y in (1, card.shape[0] - 2)]
+    problems = [] if all(px.min() > 150 for px in corners) else [f"not on a light card: corners {corners}"]
+    inner = dark.crop((padding, padding, dark.width - padding, dark.height - padding)).resize(light.size)
+    d = np.asarray(inner, dtype=float).ravel()
+    lt = np.asarray(light, dtype=float).ravel()
+    k = float(d @ lt / (lt @ lt))  # least-squares factor: dark ~ k * light
+    residual = float(np.abs(d - k * lt).mean())
+    if not 0.7 <= k <= 0.95:
+        problems.append(f"brightness factor {k:.3f}: {'glaring' if k > 0.95 else 'too dark'} (want 0.7-0.95)")
+    if residual > 8:
+        problems.append(f"colours changed, not just dimmed (mean deviation {residual:.1f} of 255)")
+    return problems
+
+
+def test_dark_mode_shows_figures_on_a_dimmed_card(browser, site, screenshots, book_html):
+    from PIL import Image
 
     docname = _first_page_with_a_figure(book_html) or PAGES[0]
     shots = {}
+    padding = 0
     for dark in (False, True):
         visit = open_page(browser, site, f"{docname}.html", dark=dark)
         page = visit.page
@@ -320,15 +338,32 @@ def test_dark_mode_keeps_figures_legible(browser, site, screenshots, book_html):
             if figure is not None:
                 figure.scroll_into_view_if_needed()
                 shots[dark] = Image.open(io.BytesIO(figure.screenshot())).convert("RGB")
+                if dark:
+                    padding = round(page.evaluate("(img) => parseFloat(getComputedStyle(img).paddingTop)", figure))
         finally:
             visit.close()
     if not shots:
         pytest.skip(f"no page has a figure yet; dark mode checked on {docname} without one")
-    light, dark = shots[False], shots[True]
-    corners = [dark.getpixel((x, y)) for x in (1, dark.width - 2) for y in (1, dark.height - 2)]
-    assert all(min(px) > 200 for px in corners), f"figure on {docname} is not on a light background in dark mode"
-    difference = ImageStat.Stat(ImageChops.difference(light, dark.resize(light.size))).mean
-    assert max(difference) < 4, f"dark mode alters the figure on {docname} (mean difference {difference})"
+    assert not (bad := figure_in_dark_mode_problems(shots[False], shots[True], padding)), f"{docname}: {bad}"
+
+
+def test_dark_mode_check_catches_glaring_and_inverted_figures():
+    import numpy as np
+    from PIL import Image, ImageOps
+
+    rng = np.random.default_rng(0)
+    light = Image.fromarray(rng.integers(0, 256, (60, 80, 3), dtype=np.uint8))
+    card = Image.new("RGB", (88, 68), "white")
+    dimmed = card.copy()
+    dimmed.paste(Image.fromarray((np.asarray(light) * 0.82).astype(np.uint8)), (4, 4))
+    assert figure_in_dark_mode_problems(light, dimmed, 4) == []
+    glaring = card.copy()
+    glaring.paste(light, (4, 4))
+    assert any("glaring" in p for p in figure_in_dark_mode_problems(light, glaring, 4))
+    inverted = card.copy()
+    inverted.paste(ImageOps.invert(light), (4, 4))
+    assert any("colours changed" in p or "factor" in p for p in figure_in_dark_mode_problems(light, inverted, 4))
+    assert any("card" in p for p in figure_in_dark_mode_problems(light, dimmed.crop((4, 4, 84, 64)), 0))
 
 
 BROKEN_PAGE = r"""<!DOCTYPE html><html><head><title>broken</title></head><body><main>
@@ -336,6 +371,10 @@ BROKEN_PAGE = r"""<!DOCTYPE html><html><head><title>broken</title></head><body><
 <img src="missing.png" alt="missing"><img src="https://cdn.example.org/figure.png" alt="remote">
 <a href="other.html#nowhere">dangling anchor</a> <a href="gone.html">missing page</a>
 <div class="cell_output"><input type="range" id="idle" min="0" max="3" value="0"><span>frame 0</span></div>
+<div class="pe-explorer"><label><input type="range" id="idle-explorer" min="0" max="3" value="0"></label>
+<canvas></canvas></div>
+<p>Typeset: <span class="math"><span class="katex"><span class="katex-html">x</span></span></span>, refused:
+<span class="math"><span class="math-error">\bad</span></span>, left alone: <span class="math">y</span>.</p>
 <script>console.error("boom");</script>
 </main></body></html>"""
 
@@ -353,6 +392,7 @@ def test_the_checks_catch_a_broken_page(browser, tmp_path):
             hrefs = visit.page.evaluate("() => Array.from(document.querySelectorAll('a')).map(a => a.href)")
             links = broken_links(hrefs, site)
             idle = visit.page.evaluate(IDLE_SLIDERS_JS)
+            math = visit.page.evaluate(MATH_JS)
         finally:
             visit.close()
     assert any(p.startswith("HTTP 404") and "missing.png" in p for p in problems), problems
@@ -360,5 +400,6 @@ def test_the_checks_catch_a_broken_page(browser, tmp_path):
     assert any("console error" in p and "boom" in p for p in problems), problems
     assert {m.group(0) for m in RAW_TEX.finditer(prose)} >= {"\\(", "\\omega", "\\)", "\\frac"}
     assert broken == 2
-    assert idle == ["idle"]
+    assert idle == ["idle", "idle-explorer"]
+    assert math["math"] == 3 and math["untypeset"] == ["\\bad", "y"] and math["errors"] == ["\\bad"], math
     assert any("nowhere" in p for p in links) and any("gone.html" in p and "404" in p for p in links), links

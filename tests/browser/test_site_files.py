@@ -1,9 +1,14 @@
 """The built website's files, checked without a browser (these run even where Chromium is missing).
 
-The versions table on "Run it yourself" agrees with the lock file; no page references anything
+The versions table on "Run it yourself" agrees with the lock files; no page references anything
 outside the site; every internal link of every page reachable from index.html resolves, anchors
 included (a crawl over HTTP on 127.0.0.1); removed cells and kernel-bound widgets are absent; the
-offline MathJax is what the pages load; every figure is within its size budget; the size report runs.
+math is typeset at build time (KaTeX) and no page loads a math engine; pages load only what they
+use (no Font Awesome script, icon fonts cut to the icons used, the search index on the search page
+only); every figure has alt text that describes it and is within its size budget; every page has a
+favicon and a tab title that names the book once; the size report runs. The helpers of the build
+(_ext/book_math.py, book_slim.py, book_site.py) are tested on small inputs, including the failures
+they must report.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ def _load(name: str, path):
 
 
 book_site = _load("book_site", ROOT / "_ext" / "book_site.py")
+book_math = _load("book_math", ROOT / "_ext" / "book_math.py")
+book_slim = _load("book_slim", ROOT / "_ext" / "book_slim.py")
 site_report = _load("site_report", ROOT / "tools" / "site_report.py")
 
 
@@ -75,7 +82,8 @@ def test_versions_table_is_the_lock_file(book_html):
     assert table is not None, "book/running.html has no generated versions table"
     rows = [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in table.select("tbody tr")]
     assert len(rows) >= 10
-    pins = {name: book_site.read_pins(ROOT / name) for name in ("requirements.txt", "requirements-lab.txt")}
+    locks = ("requirements.txt", "requirements-lab.txt", "_ext/package-lock.json", "tests/browser/package-lock.json")
+    pins = {name: book_site.read_pins(ROOT / name) for name in locks}
     checked = 0
     for package, version, _role, source in rows:
         if source == "the build":
@@ -86,7 +94,7 @@ def test_versions_table_is_the_lock_file(book_html):
         assert pinned[1] == version, f"{package}: page says {version}, {source} pins {pinned[1]}"
         checked += 1
     listed = {book_site.canonical(row[0]) for row in rows}
-    for key in ("jupyter-book", "sphinx", "numpy", "nbval", "playwright", "jupyterlab"):
+    for key in ("jupyter-book", "sphinx", "numpy", "nbval", "playwright", "jupyterlab", "katex", "axe-core"):
         assert key in listed, f"{key} missing from the versions table"
     assert checked == len(rows) - 1
 
@@ -96,6 +104,11 @@ def test_read_pins_and_canonical_names(tmp_path):
     lock.write_text("# comment\nSphinx_Book.Theme==1.3.0\nnumpy==2.4.6 ; python_version >= '3.10'\n-e .\n")
     assert book_site.read_pins(lock) == {"sphinx-book-theme": ("Sphinx_Book.Theme", "1.3.0"),
                                          "numpy": ("numpy", "2.4.6")}
+    npm = tmp_path / "package-lock.json"
+    npm.write_text('{"packages": {"": {"name": "x", "dependencies": {"katex": "0.16.47"}},'
+                   ' "node_modules/katex": {"version": "0.16.47"},'
+                   ' "node_modules/katex/node_modules/commander": {"version": "8.3.0"}}}')
+    assert book_site.read_pins(npm) == {"katex": ("katex", "0.16.47"), "commander": ("commander", "8.3.0")}
 
 
 RESOURCE_ATTRS = [("script", "src"), ("img", "src"), ("iframe", "src"), ("source", "src"), ("video", "src"),
@@ -119,18 +132,186 @@ def test_no_page_loads_anything_from_another_host(book_html):
     assert not offenders, "\n".join(offenders)
 
 
-def test_math_pages_load_the_offline_mathjax(book_html):
-    assert (book_html / "_static" / "mathjax" / "tex-chtml.js").is_file()
-    for unused in book_site.MATHJAX_UNUSED:
-        assert not (book_html / "_static" / "mathjax" / unused).exists(), f"{unused} should have been trimmed"
+def _scripts(doc) -> list[str]:
+    return [urlsplit(s.get("src", "")).path for s in doc.find_all("script") if s.get("src")]
+
+
+def _stylesheets(doc) -> list[str]:
+    return [urlsplit(link.get("href", "")).path for link in doc.find_all("link", rel="stylesheet")]
+
+
+def test_math_is_typeset_when_the_site_is_built(book_html):
+    """Formulas arrive as KaTeX's HTML + MathML; pages with math load KaTeX's stylesheet, and no page
+    loads a math engine (the search page alone loads KaTeX's script, to typeset its snippets)."""
+    assert not (book_html / "_static" / "mathjax").exists(), "MathJax is still shipped"
+    css = (book_html / "_static" / "katex" / "katex.min.css").read_text(encoding="utf-8")
+    fonts = re.findall(r"url\(([^)]+)\)", css)
+    assert fonts and all(f.endswith(".woff2") for f in fonts), "KaTeX's stylesheet should name WOFF2 fonts only"
+    assert all((book_html / "_static" / "katex" / f).is_file() for f in fonts), "a KaTeX font is missing"
     with_math = 0
     for docname in PAGES:
         doc = soup(book_html, docname)
-        if doc.select(".math"):
-            with_math += 1
-            sources = [s.get("src", "") for s in doc.find_all("script")]
-            assert any(s.endswith("_static/mathjax/tex-chtml.js") for s in sources), docname
-    assert with_math > 0
+        math = doc.select(".math")
+        has_katex_css = any(h.endswith("_static/katex/katex.min.css") for h in _stylesheets(doc))
+        engines = [s for s in _scripts(doc) if re.search(r"mathjax|katex", s, re.I)]
+        assert not engines, f"{docname} loads {engines}"
+        assert has_katex_css == bool(math), f"{docname}: {len(math)} formulas, KaTeX stylesheet {has_katex_css}"
+        untypeset = [m.get_text()[:60] for m in math if not m.select_one(".katex .katex-mathml math")]
+        assert not untypeset, f"{docname}: formulas without KaTeX's HTML and MathML: {untypeset}"
+        with_math += bool(math)
+    assert with_math > 5
+    search = soup(book_html, "search")
+    assert any(s.endswith("_static/katex/katex.min.js") for s in _scripts(search))
+
+
+def test_pages_load_only_what_they_use(book_html):
+    static = book_html / "_static"
+    assert not (static / "scripts" / "fontawesome.js").exists()
+    problems = []
+    used_icons = set()
+    for docname in [*PAGES, "search", "genindex"]:
+        doc = soup(book_html, docname)
+        scripts = _scripts(doc)
+        if any("fontawesome" in s for s in scripts):
+            problems.append(f"{docname} loads Font Awesome's script")
+        search_tools = [s for s in scripts if s.endswith(("searchindex.js", "searchtools.js", "language_data.js"))]
+        if (docname == "search") != (len(search_tools) == 3):
+            problems.append(f"{docname} loads {search_tools}")
+        if any("sphinx-design" in h for h in _stylesheets(doc)) and not doc.select('[class*="sd-"]'):
+            problems.append(f"{docname} loads sphinx-design's stylesheet without using it")
+        used_icons |= {c for tag in doc.select('[class*="fa-"]') for c in tag["class"] if c.startswith("fa-")}
+    assert not problems, problems
+    # every icon used has its glyph in a font the stylesheet names, and those fonts exist
+    from fontTools.ttLib import TTFont
+
+    css = (static / "styles" / "pydata-sphinx-theme.css").read_text(encoding="utf-8")
+    icons = book_slim.icon_rules(css)
+    fonts = re.findall(r"url\((\.\./vendor/fontawesome/webfonts/[^)]+)\)", css)
+    assert fonts and all((static / "styles" / f).is_file() for f in fonts), fonts
+    glyphs = set().union(*(TTFont(static / "styles" / f).getBestCmap() for f in fonts))
+    drawn = [i for i in sorted(used_icons) if i[3:] in icons]
+    missing = [i for i in drawn if int(icons[i[3:]], 16) not in glyphs]
+    assert len(drawn) >= 10 and not missing, f"icons without a glyph: {missing}"
+    assert book_slim.css_glyphs(css) <= glyphs, "a glyph named by the stylesheet is missing from the fonts"
+
+
+_NOT_A_DESCRIPTION = re.compile(r"(^|/)[^ ]*\.(png|jpe?g|svg|gif|webp)$|[0-9a-f]{16}|^\W*$", re.I)
+
+
+def alt_text_problems(doc) -> list[str]:
+    """Every image of the article needs alt text of at least 4 words that is not a file name or a hash."""
+    problems = []
+    for img in doc.select("article.bd-article img"):
+        alt = (img.get("alt") or "").strip()
+        if len(alt.split()) < 4 or _NOT_A_DESCRIPTION.search(alt):
+            problems.append(f"{img.get('src', '')[:60]}: alt {alt[:80]!r}")
+    return problems
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_figures_have_alt_text_that_describes_them(book_html, docname):
+    problems = alt_text_problems(soup(book_html, docname))
+    assert not problems, f"{docname}: {len(problems)} image(s) without a description:" + "\n  ".join([""] + problems)
+
+
+def test_alt_text_check_catches_paths_and_hashes():
+    doc = BeautifulSoup('<article class="bd-article"><img src="a.png" alt="../_images/65da1ca83bc67ea5.png">'
+                        '<img src="b.png"><img src="c.png" alt="heat map"><img src="d.png" alt="65da1ca83bc67ea53b">'
+                        '<img src="e.png" alt="Heat map of the table: fast columns on the left."></article>',
+                        "html.parser")
+    assert [p.split(":")[0] for p in alt_text_problems(doc)] == ["a.png", "b.png", "c.png", "d.png"]
+
+
+def test_every_page_has_a_favicon_and_names_the_book_once(book_html):
+    title = "Positional Encoding, Explained and Verified"
+    for docname in [*PAGES, "search"]:
+        doc = soup(book_html, docname)
+        icons = [link["href"] for link in doc.find_all("link", rel="icon")]
+        assert icons, f"{docname} has no favicon (browsers then ask for /favicon.ico: a 404)"
+        assert all((book_html / docname).parent.joinpath(urlsplit(h).path).resolve().is_file() for h in icons), icons
+        tab = doc.title.get_text()
+        assert tab.count(title) == 1, f"{docname}: the tab title {tab!r} should name the book once"
+
+
+def test_katex_typesets_and_reports_what_it_cannot():
+    katex = book_math.Katex()
+    try:
+        html = katex.render(r"\omega_k = \mathrm{base}^{-2k/d}", display=False)
+        assert 'class="katex"' in html and "<math" in html and "annotation" in html
+        assert 'class="katex-display"' in katex.render(r"\begin{pmatrix} a \\ b \end{pmatrix}", display=True)
+        with pytest.raises(book_math.KatexError, match="Undefined control sequence"):
+            katex.render(r"\notamacro{x}", display=False)
+        with pytest.raises(TypeError):
+            katex.render(None, display=False)
+    finally:
+        katex.close()
+
+
+def test_display_math_follows_sphinx_conventions():
+    from docutils import nodes
+
+    def block(text, nowrap=False):
+        node = nodes.math_block(text, text)
+        node["nowrap"] = nowrap
+        return node
+
+    assert book_math.display_tex(block("a = b")) == "a = b"
+    assert book_math.display_tex(block("a = b\n\nc = d")) == r"\begin{aligned}a = b\\c = d\end{aligned}"
+    assert book_math.display_tex(block(r"a &= b \\ &= c")) == r"\begin{aligned}a &= b \\ &= c\end{aligned}"
+    assert book_math.display_tex(block(r"\begin{align}x\end{align}", nowrap=True)) == r"\begin{align}x\end{align}"
+
+
+def test_katex_stylesheet_keeps_woff2_only():
+    css = ('@font-face{font-family:KaTeX_AMS;src:url(fonts/KaTeX_AMS-Regular.woff2) format("woff2"),'
+           'url(fonts/KaTeX_AMS-Regular.woff) format("woff"),url(fonts/KaTeX_AMS-Regular.ttf) format("truetype")}')
+    assert book_math.woff2_only(css) == ('@font-face{font-family:KaTeX_AMS;'
+                                         'src:url(fonts/KaTeX_AMS-Regular.woff2) format("woff2")}')
+    with pytest.raises(book_math.ExtensionError):
+        book_math.woff2_only("@font-face{src:url(a.woff) format(\"woff\")}")
+
+
+def test_slimming_fails_loudly_when_the_theme_changes(tmp_path):
+    page = tmp_path / "page.html"
+    theme_head = ('<link href="../_static/styles/pydata-sphinx-theme.css?digest=1" rel="stylesheet" />\n'
+                  '  <script defer src="../_static/scripts/fontawesome.js?digest=1"></script>\n'
+                  '<link rel="preload" as="script" href="../_static/scripts/bootstrap.js?digest=1" />\n'
+                  '<link rel="preload" as="script" href="../_static/scripts/pydata-sphinx-theme.js?digest=1" />\n'
+                  '    <script src="../_static/searchtools.js"></script>\n'
+                  '    <script src="../_static/language_data.js"></script>\n'
+                  '    <script src="../searchindex.js"></script>\n')
+    slim = book_slim.slim_page(theme_head, page, is_search=False)
+    assert "fontawesome" not in slim and "search" not in slim and "preload" not in slim
+    assert "searchindex" in book_slim.slim_page(theme_head, page, is_search=True)
+    with pytest.raises(book_slim.SlimError, match="fontawesome.js"):
+        book_slim.slim_page(theme_head.replace("fontawesome.js", "icons.js"), page, is_search=False)
+    with pytest.raises(book_slim.SlimError, match="search script"):
+        book_slim.slim_page(theme_head.replace("searchindex.js", "index.js"), page, is_search=False)
+
+
+def test_icon_rules_are_cut_to_the_icons_used():
+    css = ('.fa-bars:before,.fa-navicon:before{content:"\\f0c9"}.fa-sun:before{content:"\\f185"}'
+           '.fa-lg{font-size:1.25em}:root{--pst-icon-external-link:"\uf35d"}')
+    assert book_slim.icon_rules(css) == {"bars": "f0c9", "navicon": "f0c9", "sun": "f185"}
+    assert book_slim.purge_icon_rules(css, {"bars"}) == (
+        '.fa-bars:before{content:"\\f0c9"}.fa-lg{font-size:1.25em}:root{--pst-icon-external-link:"\uf35d"}')
+    assert book_slim.css_glyphs(css) == {0xF0C9, 0xF185, 0xF35D}
+    assert book_slim.used_icons(['<i class="fa-solid fa-bars fa-lg"></i>']) == {"solid", "bars", "lg"}
+
+
+def test_stylesheet_purge_keeps_what_is_used():
+    css = ('@charset "UTF-8";.btn,.card-body{color:red}.used .unused{x:1}@media (min-width:9px){.col-6{a:b}.used{c:d}}'
+           '@font-face{font-family:F}.bs-tooltip-top .tooltip-arrow{e:f}a[href]{g:h}')
+    out = book_slim.purge_unused_rules(css, {"btn", "used", "tooltip-arrow"}, ("bs-",))
+    assert out == ('@charset "UTF-8";.btn{color:red}@media (min-width:9px){.used{c:d}}@font-face{font-family:F}'
+                   '.bs-tooltip-top .tooltip-arrow{e:f}a[href]{g:h}')
+    assert book_slim.DYNAMIC_PREFIX.findall('x=`bs-${name}-auto`; y="col-"+n; z="plain-text"') == ["bs-", "col-"]
+
+
+def test_search_patch_lets_numbers_through():
+    rule = "      if (\n        stopwords.indexOf(queryTermLower) !== -1 ||\n        queryTerm.match(/^\\d+$/)\n      )"
+    assert "match" not in book_site.allow_numbers(rule)
+    with pytest.raises(book_site.ExtensionError):
+        book_site.allow_numbers("no such rule")
 
 
 def _cells(path):

@@ -1,0 +1,216 @@
+r"""Math typeset while the site is built: KaTeX (run by Node.js) turns every formula into HTML + MathML.
+
+Readers download no math engine: a page with formulas loads ``_static/katex/katex.min.css`` and the
+few KaTeX fonts its formulas use (about 100 KB), instead of MathJax (about 1.2 MB of script that
+typesets in the browser). The MathML that KaTeX writes next to the HTML is what screen readers read.
+
+* ``html_math_renderer = "katex"``: inline ``$..$`` becomes ``<span class="math">``, display math
+  ``<div class="math">`` (with its equation number and permalink, as Sphinx's MathJax renderer writes
+  them), typeset by ``_ext/katex_render.js``. The KaTeX version is pinned in ``_ext/package.json`` /
+  ``_ext/package-lock.json``; ``make book`` installs it with ``npm ci``.
+* A formula KaTeX cannot typeset is a build warning at its page and line (``-W`` makes it an error);
+  the page shows the TeX source instead of a red formula.
+* Only pages with math get KaTeX's stylesheet; its fonts are copied as WOFF2 (every browser that
+  runs the site reads WOFF2), and the stylesheet is rewritten to name only those.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.errors import ExtensionError
+from sphinx.locale import _
+from sphinx.util import logging
+from sphinx.util.math import get_node_equation_number
+
+HERE = Path(__file__).resolve().parent
+RENDER_SCRIPT = HERE / "katex_render.js"
+KATEX_DIST = HERE / "node_modules" / "katex" / "dist"
+STATIC_DIR = "katex"  # inside _static
+STYLESHEET = f"{STATIC_DIR}/katex.min.css"
+
+logger = logging.getLogger(__name__)
+
+# one url(...) format(...) entry of a @font-face src list
+_FONT_SOURCE = re.compile(r"url\(([^)]+)\)\s*format\([\"']?([a-z0-9]+)[\"']?\)")
+
+
+class KatexError(ValueError):
+    """KaTeX refused a formula; the message is KaTeX's."""
+
+
+class Katex:
+    """One Node.js process running ``katex_render.js`` for the whole build; answers are cached.
+
+    ``render(tex, display)`` returns KaTeX's HTML for ``tex`` (display or inline style) or raises
+    :class:`KatexError`. ``close()`` ends the process (it also ends when the build's Python exits).
+    """
+
+    def __init__(self, node: str | None = None, script: Path = RENDER_SCRIPT):
+        self.node = node or os.environ.get("NODE") or shutil.which("node") or shutil.which("nodejs")
+        self.script = script
+        self.process: subprocess.Popen | None = None
+        self.cache: dict[tuple[str, bool], str] = {}
+
+    def _start(self) -> subprocess.Popen:
+        if self.node is None:
+            raise ExtensionError("book_math: Node.js is needed to typeset the math (install nodejs, or set $NODE)")
+        if not (self.script.parent / "node_modules" / "katex").is_dir():
+            raise ExtensionError(
+                "book_math: KaTeX is not installed: run `npm ci --prefix _ext` (make book does this)"
+            )
+        return subprocess.Popen(
+            [self.node, str(self.script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            text=True, encoding="utf-8", bufsize=1,
+        )
+
+    def render(self, tex: str, display: bool) -> str:
+        if not isinstance(tex, str):
+            raise TypeError(f"tex must be a str, got {type(tex).__name__}")
+        key = (tex, bool(display))
+        if key not in self.cache:
+            if self.process is None or self.process.poll() is not None:
+                self.process = self._start()
+            self.process.stdin.write(json.dumps({"tex": tex, "display": bool(display)}) + "\n")
+            self.process.stdin.flush()
+            line = self.process.stdout.readline()
+            if not line:
+                raise ExtensionError(f"book_math: {self.script.name} stopped (exit code {self.process.poll()})")
+            answer = json.loads(line)
+            if "error" in answer:
+                raise KatexError(answer["error"])
+            self.cache[key] = answer["html"]
+        return self.cache[key]
+
+    def close(self) -> None:
+        if self.process is not None:
+            self.process.stdin.close()
+            self.process.wait(timeout=10)
+            self.process = None
+
+
+def display_tex(node: nodes.math_block) -> str:
+    """The TeX that KaTeX typesets for a display-math node, following Sphinx's conventions.
+
+    ``nowrap`` (e.g. an amsmath environment) is passed as written; several equations separated by
+    blank lines are stacked and aligned; an equation with ``\\`` is an aligned group.
+    """
+    text = node.astext()
+    if node.get("nowrap"):
+        return text
+    parts = [part for part in text.split("\n\n") if part.strip()]
+    if len(parts) > 1:
+        return r"\begin{aligned}" + r"\\".join(parts) + r"\end{aligned}"
+    if r"\\" in text:
+        return r"\begin{aligned}" + text + r"\end{aligned}"
+    return text
+
+
+def _typeset(translator, node, tex: str, display: bool) -> str:
+    """KaTeX's HTML, or (after a build warning at the node) the TeX source, escaped."""
+    katex: Katex = translator.builder.app.book_katex
+    try:
+        html = katex.render(tex, display)
+    except KatexError as err:
+        logger.warning("KaTeX cannot typeset %r: %s", tex, err, location=node, type="book_math", subtype="katex")
+        return f'<span class="math-error">{translator.encode(tex)}</span>'
+    translator.builder.app.book_pages_with_math.add(translator.builder.current_docname)
+    return html
+
+
+# punctuation that must stay on the line of the formula before it
+CLOSING_PUNCTUATION = tuple(".,;:!?)]}\u2019\u201d")
+WORD_JOINER = "\u2060"  # no line break on either side (Unicode line breaking rule LB11)
+
+
+def keep_punctuation_attached(node: nodes.math) -> None:
+    """Glue the punctuation that follows an inline formula to it ("... is $x$." never breaks before
+    the full stop): a word joiner goes between them."""
+    following = node.next_node(descend=False, siblings=True)
+    if isinstance(following, nodes.Text) and str(following).startswith(CLOSING_PUNCTUATION):
+        following.parent.replace(following, nodes.Text(WORD_JOINER + str(following)))
+
+
+def visit_math(self, node: nodes.math) -> None:
+    keep_punctuation_attached(node)
+    self.body.append(self.starttag(node, "span", "", CLASS="math notranslate nohighlight"))
+    self.body.append(_typeset(self, node, node.astext(), display=False))
+    self.body.append("</span>")
+    raise nodes.SkipNode
+
+
+def visit_displaymath(self, node: nodes.math_block) -> None:
+    self.body.append(self.starttag(node, "div", CLASS="math notranslate nohighlight"))
+    if node.get("number") and not node.get("nowrap"):
+        number = get_node_equation_number(self, node)
+        self.body.append(f'<span class="eqno">({number})')
+        self.add_permalink_ref(node, _("Link to this equation"))
+        self.body.append("</span>")
+    self.body.append(_typeset(self, node, display_tex(node), display=True))
+    self.body.append("</div>\n")
+    raise nodes.SkipNode
+
+
+def woff2_only(css: str) -> str:
+    """KaTeX's stylesheet with every @font-face ``src`` reduced to its WOFF2 file."""
+
+    def keep_woff2(match: re.Match) -> str:
+        sources = _FONT_SOURCE.findall(match.group(1))
+        woff2 = [url for url, kind in sources if kind == "woff2"]
+        if len(woff2) != 1:
+            raise ExtensionError(f"book_math: expected one WOFF2 font in {match.group(0)[:120]!r}")
+        return f'src:url({woff2[0]}) format("woff2")'
+
+    out, count = re.subn(r"src:((?:url\([^)]+\)\s*format\([^)]+\)\s*,?\s*)+)", keep_woff2, css)
+    if count == 0:
+        raise ExtensionError("book_math: no @font-face src found in KaTeX's stylesheet")
+    return out
+
+
+def copy_katex(app) -> None:
+    """Put KaTeX's stylesheet (WOFF2 fonts only), its fonts and its script (for the search page) in
+    ``_static/katex``."""
+    if app.builder.format != "html":
+        return
+    if not KATEX_DIST.is_dir():
+        raise ExtensionError("book_math: KaTeX is not installed: run `npm ci --prefix _ext` (make book does this)")
+    target = Path(app.outdir) / "_static" / STATIC_DIR
+    shutil.rmtree(target, ignore_errors=True)
+    (target / "fonts").mkdir(parents=True)
+    css = (KATEX_DIST / "katex.min.css").read_text(encoding="utf-8")
+    (target / "katex.min.css").write_text(woff2_only(css), encoding="utf-8")
+    for font in (KATEX_DIST / "fonts").glob("*.woff2"):
+        shutil.copyfile(font, target / "fonts" / font.name)
+    shutil.copyfile(KATEX_DIST / "katex.min.js", target / "katex.min.js")
+
+
+def builder_inited(app) -> None:
+    app.book_katex = Katex()
+    app.book_pages_with_math = set()
+    copy_katex(app)
+
+
+def page_stylesheet(app, pagename, templatename, context, doctree) -> None:
+    """KaTeX's stylesheet on the pages that have formulas (and on the search page, for snippets)."""
+    if app.builder.format == "html" and (pagename in app.book_pages_with_math or pagename == "search"):
+        app.builder.add_css_file(STYLESHEET)
+
+
+def build_finished(app, exception) -> None:
+    katex = getattr(app, "book_katex", None)
+    if katex is not None:
+        katex.close()
+
+
+def setup(app):
+    app.add_html_math_renderer("katex", (visit_math, None), (visit_displaymath, None))
+    app.connect("builder-inited", builder_inited)
+    app.connect("html-page-context", page_stylesheet)
+    app.connect("build-finished", build_finished)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": False}

@@ -1,0 +1,152 @@
+// What the book's pages need beyond the themes (loaded with defer on every page):
+//
+// 1. The sidebar buttons work. pydata-sphinx-theme 0.17 and sphinx-book-theme 1.3 bind their click
+//    handlers to the FIRST .primary-toggle / .secondary-toggle of the page: a button of the theme's
+//    own top bar, which this site hides. The buttons a reader sees (in the article header) get no
+//    handler, so on a phone or tablet the chapter list cannot be opened (pydata-sphinx-theme issue
+//    2451, sphinx-book-theme issue 988). A click on any other toggle is passed on to the first one,
+//    so the themes' own code runs: a dialog on narrow screens, a collapsing sidebar on wide ones.
+// 2. Figures can be enlarged. Each figure of the text becomes a link to its full-resolution image;
+//    clicking it (or Enter on it) opens the image in an overlay, as large as the screen allows and
+//    never smaller than it was designed (wider than a phone: the overlay scrolls). Escape, the close
+//    button or a click on the backdrop closes it, and the focus returns to the figure.
+// 3. Wide content scrolls with a visible cue. Display formulas and tables scroll inside their own
+//    box (book_site.css); an inline formula with a piece wider than its line becomes such a box. A box
+//    that has more to show gets the class book-scroll (a fade at the edge with more; at-start and
+//    at-end say where the content stands) and a tab stop, so that the keyboard can scroll it.
+(() => {
+  "use strict";
+
+  const forwardToggles = (selector) => {
+    const [first, ...others] = document.querySelectorAll(selector);
+    for (const button of others) {
+      button.addEventListener("click", (event) => {
+        event.preventDefault();
+        event.stopPropagation();
+        first.click();
+      });
+    }
+  };
+
+  // ---- figure overlay ---------------------------------------------------------------------------
+  let dialog = null;
+
+  const overlay = () => {
+    if (dialog) return dialog;
+    dialog = document.createElement("dialog");
+    dialog.className = "book-zoom";
+    dialog.setAttribute("aria-label", "Enlarged figure");
+    const close = document.createElement("button");
+    close.type = "button";
+    close.className = "book-zoom__close";
+    close.setAttribute("aria-label", "Close");
+    close.textContent = "×";
+    close.addEventListener("click", () => dialog.close());
+    const frame = document.createElement("div");
+    frame.className = "book-zoom__frame";
+    frame.appendChild(document.createElement("img"));
+    dialog.append(close, frame);
+    // a click beside the figure (on the dimmed page) closes the overlay
+    dialog.addEventListener("click", (event) => {
+      if (event.target === dialog || event.target === frame) dialog.close();
+    });
+    document.body.appendChild(dialog);
+    return dialog;
+  };
+
+  const enlarge = (image) => {
+    const box = overlay();
+    const big = box.querySelector("img");
+    big.src = image.currentSrc || image.src;
+    big.alt = image.alt;
+    // the designed width (1x) is in the image's style (myst-nb passes pe_lib.show's width on), or
+    // its width attribute; the file holds up to twice as many pixels
+    const designed =
+      parseFloat(image.style.width) || Number(image.getAttribute("width")) || image.naturalWidth / 2;
+    const fits = window.innerWidth - 40; // the frame's padding and the card's
+    big.style.width = `${Math.round(Math.max(designed, Math.min(image.naturalWidth, fits)))}px`;
+    box.showModal();
+    box.querySelector(".book-zoom__close").focus();
+  };
+
+  const makeZoomable = (image) => {
+    // Sphinx already links a figure shown at a set size to its file (a.image-reference): use that link
+    const existing = image.closest("a, button, .book-zoom");
+    if (existing && !existing.matches("a.image-reference")) return; // a link elsewhere: leave it alone
+    const link = existing || document.createElement("a");
+    if (!existing) {
+      link.href = image.currentSrc || image.src;
+      image.replaceWith(link);
+      link.appendChild(image);
+    }
+    link.classList.add("book-zoom__link");
+    link.title = "Enlarge the figure";
+    link.addEventListener("click", (event) => {
+      if (event.ctrlKey || event.metaKey || event.shiftKey || event.button !== 0) return; // a new tab: let it
+      event.preventDefault();
+      enlarge(image);
+      overlay().addEventListener("close", () => link.focus(), { once: true });
+    });
+  };
+
+  // ---- wide content -----------------------------------------------------------------------------
+  const SCROLL_BOXES = [
+    ".bd-article div.math > .katex-display",
+    ".bd-article .pst-scrollable-table-container",
+    ".bd-article span.math.book-wide",
+  ].join(", ");
+
+  const updateBox = (box) => {
+    const more = box.scrollWidth > box.clientWidth + 1;
+    box.classList.toggle("book-scroll", more);
+    box.classList.toggle("at-start", more && box.scrollLeft <= 1);
+    box.classList.toggle("at-end", more && box.scrollLeft + box.clientWidth >= box.scrollWidth - 1);
+    if (more) box.tabIndex = 0;
+    else if (box.tabIndex === 0) box.removeAttribute("tabindex");
+  };
+
+  const markWideFormulas = () => {
+    for (const math of document.querySelectorAll(".bd-article span.math")) {
+      math.classList.remove("book-wide");
+      const line = math.parentElement.clientWidth;
+      // KaTeX may break a line between its top-level pieces (.base), never inside one
+      const pieces = math.querySelectorAll(".katex-html > .base");
+      if (Array.from(pieces).some((piece) => piece.getBoundingClientRect().width > line)) {
+        math.classList.add("book-wide");
+      }
+    }
+  };
+
+  const layout = () => {
+    markWideFormulas();
+    document.querySelectorAll(SCROLL_BOXES).forEach(updateBox);
+  };
+
+  const watchScrolling = () => {
+    layout();
+    document.addEventListener(
+      "scroll",
+      (event) => {
+        if (event.target instanceof Element && event.target.matches(SCROLL_BOXES)) updateBox(event.target);
+      },
+      { capture: true, passive: true },
+    );
+    let pending = null;
+    window.addEventListener("resize", () => {
+      clearTimeout(pending);
+      pending = setTimeout(layout, 150);
+    });
+    // web fonts change the widths once they arrive
+    if (document.fonts) document.fonts.ready.then(layout);
+  };
+
+  const start = () => {
+    forwardToggles(".primary-toggle");
+    forwardToggles(".secondary-toggle");
+    document.querySelectorAll(".bd-article .cell_output img, .bd-article figure img").forEach(makeZoomable);
+    watchScrolling();
+  };
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();

@@ -1,0 +1,146 @@
+"""Every Jupyter explorer has a working stand-in on the website, and its numbers are pe_lib's.
+
+The chapters' widgets need a kernel, so the site removes their cells (tag ``remove-cell``). Each page
+whose notebook has such a cell must offer a kernel-free control instead (a slider that redraws, see
+also test_pages.py). Chapters 4 and 9 get theirs from ``_ext/static/pe_explorer.js``, which computes
+the encoding in the browser; here its table and its numbers are compared with ``pe_lib`` (expected
+values from pe_lib, never from the script), and moving a slider must redraw the picture.
+"""
+
+from __future__ import annotations
+
+import nbformat
+import numpy as np
+import pytest
+from site_helpers import ROOT, open_page, toc_docnames
+
+import pe_lib
+
+pytestmark = pytest.mark.browser
+
+CHAPTERS = [d for d in toc_docnames() if d.startswith("notebooks/")]
+# calls that build a Jupyter widget (a control that needs a kernel)
+WIDGET_CALLS = ("_widget(", "base_explorer(", "interact(", "interactive(", "widgets.")
+
+
+def widget_cells(docname: str) -> list[str]:
+    nb = nbformat.read(ROOT / f"{docname}.ipynb", as_version=4)
+    return [c.source for c in nb.cells if c.cell_type == "code" and "remove-cell" in c.metadata.get("tags", [])
+            and any(call in c.source for call in WIDGET_CALLS)]
+
+
+@pytest.mark.parametrize("docname", [d for d in CHAPTERS if widget_cells(d)])
+def test_every_jupyter_explorer_has_a_kernel_free_control(browser, site, docname):
+    visit = open_page(browser, site, f"{docname}.html")
+    try:
+        sliders = visit.page.evaluate("() => document.querySelectorAll('.bd-article input[type=range]').length")
+        problems = visit.problems(site)
+    finally:
+        visit.close()
+    assert not problems, problems
+    assert sliders > 0, f"{docname} has a Jupyter explorer ({widget_cells(docname)[0]!r}) but no control on the site"
+
+
+def _explorer(browser, site, docname, kind):
+    visit = open_page(browser, site, f"{docname}.html")
+    problems = visit.problems(site)
+    assert not problems, problems
+    count = visit.page.evaluate(f"() => document.querySelectorAll('.pe-explorer[data-explorer={kind}] canvas').length")
+    if count == 0:
+        visit.close()
+        pytest.fail(f"{docname} has no {kind!r} explorer (<div class=\"pe-explorer\" data-explorer=\"{kind}\">)")
+    return visit
+
+
+def _move(page, kind: str, name: str, value) -> dict:
+    """Set slider ``name`` of the explorer to ``value`` as a reader would (an input event); return the
+    explorer's state and a digest of its pictures."""
+    return page.evaluate("""([kind, name, value]) => {
+        const root = document.querySelector(`.pe-explorer[data-explorer=${kind}]`);
+        const slider = root.querySelector(`input[name=${name}]`);
+        slider.value = value;
+        slider.dispatchEvent(new Event('input', {bubbles: true}));
+        return {state: root.peState, pictures: Array.from(root.querySelectorAll('canvas')).map(c => c.toDataURL()),
+                text: root.querySelector('.pe-explorer__numbers').textContent};
+    }""", [kind, name, value])
+
+
+def _close(actual: dict, expected: dict) -> list[str]:
+    out = []
+    for key, want in expected.items():
+        got = actual.get(key)
+        if isinstance(want, int):
+            if got != want:
+                out.append(f"{key}: browser {got}, pe_lib {want}")
+        elif not (np.isnan(want) and got is None) and not np.isclose(got, want, rtol=1e-12, atol=0):
+            out.append(f"{key}: browser {got!r}, pe_lib {want!r}")
+    return out
+
+
+def test_the_table_explorer_computes_pe_libs_table(browser, site):
+    visit = _explorer(browser, site, "notebooks/04_visualizing", "table")
+    page = visit.page
+    try:
+        start = _move(page, "table", "n_positions", 64)
+        params = start["state"]["params"]
+        assert (params["n_positions"], params["d_model"], params["base"]) == (64, 128, 10_000), params
+        problems = _close(start["state"]["summary"], pe_lib.explorer_summary(64, 128, 10_000.0))
+        for n, d, base in [(300, 96, 10_000.0), (512, 256, 10 ** 5.3), (7, 2, 3.5)]:
+            table = np.array(page.evaluate("([n, d, b]) => Array.from(window.peExplorer.sinusoidal(n, d, b))",
+                                           [n, d, base])).reshape(n, d)
+            error = np.abs(table - pe_lib.sinusoidal(n, d, base=base)).max()
+            if error > 1e-12:
+                problems.append(f"table {n} x {d}, base {base:g}: off by {error:.2e} from pe_lib.sinusoidal")
+        moved = _move(page, "table", "base", 5.3)  # the log10 of the base, as in pe_lib's FloatLogSlider
+        base = moved["state"]["params"]["base"]
+        assert abs(base - 10 ** 5.3) < 1e-9 * base, base
+        problems += _close(moved["state"]["summary"], pe_lib.explorer_summary(64, 128, base))
+        if moved["pictures"] == start["pictures"]:
+            problems.append("moving the base slider did not redraw the pictures")
+        info = pe_lib.explorer_summary(64, 128, base)
+        if f"{info['full_turns']} of {info['pairs']} pairs" not in moved["text"]:
+            problems.append(f"the numbers shown do not follow the slider: {moved['text']!r}")
+        longest = _move(page, "table", "d_model", 1024)["state"]
+        problems += _close(longest["summary"], pe_lib.explorer_summary(64, 1024, base))
+        problems += visit.problems(site)
+    finally:
+        visit.close()
+    assert not problems, problems
+
+
+def test_the_base_explorer_shows_pe_libs_numbers(browser, site):
+    visit = _explorer(browser, site, "notebooks/09_why_10000", "base")
+    page = visit.page
+    try:
+        start = _move(page, "base", "length", 128)
+        params = start["state"]["params"]
+        assert (params["d_model"], params["base"], params["length"]) == (512, 10_000, 128), params
+        problems = _close(start["state"]["summary"], pe_lib.base_summary(512, 128, base=10_000.0))
+        expected_text = (f"{pe_lib.base_summary(512, 128)['slow_pairs']} of 256 pairs have a wavelength > L = 128; "
+                         f"neighbour distance {pe_lib.neighbour_distance(512):.3f}")
+        if expected_text not in start["text"]:
+            problems.append(f"shown: {start['text']!r}, expected it to contain {expected_text!r}")
+        for name, value in [("length", 4096), ("d_model", 64), ("base", 1.7)]:
+            moved = _move(page, "base", name, value)
+            p = moved["state"]["params"]
+            want = pe_lib.base_summary(p["d_model"], p["length"], base=p["base"])
+            problems += _close(moved["state"]["summary"], want)
+            if moved["pictures"] == start["pictures"]:
+                problems.append(f"moving {name} did not redraw the pictures")
+            start = moved
+        p = start["state"]["params"]
+        curve = np.array(page.evaluate("([d, L, b]) => Array.from(window.peExplorer.distanceCurve(d, L, b))",
+                                       [p["d_model"], p["length"], p["base"]]))
+        want = np.sqrt(pe_lib.squared_distance(np.arange(p["length"] + 1), p["d_model"], base=p["base"]))
+        if np.abs(curve - want).max() > 1e-12 * np.sqrt(p["d_model"]):
+            problems.append(f"distance curve off by {np.abs(curve - want).max():.2e} from pe_lib")
+        problems += visit.problems(site)
+    finally:
+        visit.close()
+    assert not problems, problems
+
+
+def test_number_check_can_fail():
+    assert _close({"pairs": 64, "ratio": 1.0}, {"pairs": 64, "ratio": 1.0}) == []
+    assert _close({"pairs": 63, "ratio": 1.0 + 1e-9}, {"pairs": 64, "ratio": 1.0}) == [
+        "pairs: browser 63, pe_lib 64", f"ratio: browser {1.0 + 1e-9!r}, pe_lib 1.0"]

@@ -1,0 +1,54 @@
+"""The weight at one offset, query by query (pe_lib.weight_at_offset), checked against loops and by hand."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import pe_lib
+
+
+def random_maps(rng, shape, n, causal):
+    scores = rng.normal(size=shape + (n, n))
+    if causal:
+        scores = np.where(np.tril(np.ones((n, n), bool)), scores, -np.inf)
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@given(st.integers(1, 9), st.integers(0, 3), st.booleans(), st.integers(0, 2**32 - 1))
+def test_weight_at_offset_matches_a_loop(n, extra_axes, causal, seed):
+    shape = (2,) * extra_axes
+    w = random_maps(np.random.default_rng(seed), shape, n, causal)
+    for offset in range(n):
+        got = pe_lib.weight_at_offset(w, offset)
+        assert got.shape == shape + (n - offset,)
+        for idx in np.ndindex(*shape):
+            assert got[idx].tolist() == [w[idx][i, i - offset] for i in range(offset, n)]  # a_{i, i - Delta}
+    if n >= 2:  # agrees with the single-map function of pe_lib.relative
+        flat = w.reshape(-1, n, n)
+        assert np.array_equal(pe_lib.weight_at_offset(flat, 1)[0], pe_lib.mass_on_offset(flat[0], 1))
+
+
+def test_a_lookback_head_that_drifts():
+    n, k = 8, 3
+    w = np.zeros((n, n))
+    for i in range(n):
+        w[i, max(i - k, 0) if i < 6 else i] = 1.0  # key k back (or the first key), but the self from query 6 on
+    assert pe_lib.weight_at_offset(w, k).tolist() == [1.0, 1.0, 1.0, 0.0, 0.0]  # queries 3 .. 7
+    assert pe_lib.weight_at_offset(w, 0).tolist() == [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: pe_lib.weight_at_offset(np.ones(4), 0), r"\(\.\.\., n, n\)"),
+        (lambda: pe_lib.weight_at_offset(np.ones((3, 4)), 0), "square"),
+        (lambda: pe_lib.weight_at_offset(np.ones((3, 3)), 3), "smaller than the number of positions 3"),
+        (lambda: pe_lib.weight_at_offset(np.ones((3, 3)), -1), "offset"),
+        (lambda: pe_lib.weight_at_offset(np.full((2, 2), np.nan), 0), "finite"),
+    ],
+)
+def test_bad_input_is_refused_with_a_message(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

@@ -1,0 +1,95 @@
+"""M-RoPE: each rotary pair turns by one position axis; Qwen2-VL's positions for text and images."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import pe_lib
+
+
+def reference(x, positions, sections, base=10_000.0, layout="split"):
+    """Pair i (dims (i, i + d/2) or (2i, 2i+1)) of row m turns by positions[m][axis] * base^(-2i/d), axis = the
+    section that pair i falls in."""
+    n, d = x.shape
+    axis_of = [a for a, size in enumerate(sections) for _ in range(size)]
+    out = np.array(x, dtype=float)
+    for m in range(n):
+        for i in range(d // 2):
+            theta = positions[m][axis_of[i]] * base ** (-2 * i / d)
+            ia, ib = (i, i + d // 2) if layout == "split" else (2 * i, 2 * i + 1)
+            a, b = x[m, ia], x[m, ib]
+            out[m, ia] = a * math.cos(theta) - b * math.sin(theta)
+            out[m, ib] = a * math.sin(theta) + b * math.cos(theta)
+    return out
+
+
+@pytest.mark.parametrize("layout", ["split", "interleaved"])
+@pytest.mark.parametrize(("d", "sections"), [(128, [16, 24, 24]), (16, [2, 3, 3]), (8, [4, 0]), (12, [6])])
+def test_matches_the_reference(layout, d, sections):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(7, d))
+    pos = rng.uniform(-50, 50, size=(7, len(sections)))
+    np.testing.assert_allclose(pe_lib.mrope(x, pos, sections, layout=layout),
+                               reference(x, pos, sections, layout=layout), rtol=0, atol=1e-12)
+
+
+def test_text_tokens_get_plain_rope():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(2, 5, 32))  # a leading batch axis
+    pos = np.arange(5.0)
+    same = np.repeat(pos[:, None], 3, axis=1)  # t = h = w
+    for layout in ("split", "interleaved"):
+        np.testing.assert_allclose(pe_lib.mrope(x, same, [4, 6, 6], layout=layout), pe_lib.rope(x, pos, layout=layout),
+                                   atol=1e-13)
+
+
+@given(shift=st.lists(st.floats(-100, 100), min_size=3, max_size=3))
+def test_scores_depend_on_position_differences_axis_by_axis(shift):
+    rng = np.random.default_rng(2)
+    q, k = rng.normal(size=(6, 16)), rng.normal(size=(6, 16))
+    pos = rng.uniform(0, 30, size=(6, 3))
+    scores = pe_lib.mrope(q, pos, [2, 3, 3]) @ pe_lib.mrope(k, pos, [2, 3, 3]).T
+    moved = pos + np.array(shift)  # the same offset for every token, a different one per axis
+    np.testing.assert_allclose(pe_lib.mrope(q, moved, [2, 3, 3]) @ pe_lib.mrope(k, moved, [2, 3, 3]).T, scores,
+                               atol=1e-9)
+
+
+def test_qwen2_vl_positions_by_hand():
+    # 3 text tokens, an image of 2 x 3 merged patches, 2 text tokens
+    pos = pe_lib.mrope_positions([3, (1, 2, 3), 2])
+    np.testing.assert_array_equal(pos, [[0, 0, 0], [1, 1, 1], [2, 2, 2],
+                                        [3, 3, 3], [3, 3, 4], [3, 3, 5], [3, 4, 3], [3, 4, 4], [3, 4, 5],
+                                        [6, 6, 6], [7, 7, 7]])
+    # a video of 2 frames of 2 x 2 patches at the start: frame-major, then row-major; the next start is 2
+    video = pe_lib.mrope_positions([(2, 2, 2), 1])
+    np.testing.assert_array_equal(video[:5], [[0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 1], [1, 0, 0]])
+    np.testing.assert_array_equal(video[-1], [2, 2, 2])
+    # a 16 x 16 image: 256 tokens, but the text after it starts only 16 positions later
+    big = pe_lib.mrope_positions([1, (1, 16, 16), 1])
+    assert len(big) == 258 and big[-1].tolist() == [17, 17, 17]
+    assert pe_lib.mrope_positions([]).shape == (0, 3)
+
+
+@pytest.mark.parametrize(("call", "match"), [
+    (lambda: pe_lib.mrope(np.zeros((3, 8)), np.zeros((3, 3)), [1, 1, 1]), r"summing to d/2 = 4, got \[1, 1, 1\]"),
+    (lambda: pe_lib.mrope(np.zeros((3, 8)), np.zeros((3, 3)), [2, 2]), r"sections must be 3 non-negative ints"),
+    (lambda: pe_lib.mrope(np.zeros((3, 8)), np.zeros((3, 2)), [5, -1]), r"non-negative ints"),
+    (lambda: pe_lib.mrope(np.zeros((3, 8)), np.zeros((3, 2)), [2.0, 2.0]), r"non-negative ints"),
+    (lambda: pe_lib.mrope(np.zeros((3, 8)), np.zeros((3, 2)), "22"), r"non-negative ints"),
+    (lambda: pe_lib.mrope(np.zeros((3, 8)), np.zeros((4, 2)), [2, 2]), r"x has 3 rows, positions 4"),
+    (lambda: pe_lib.mrope(np.zeros((3, 8)), np.zeros(3), [4]), r"positions must have shape \(n, axes\)"),
+    (lambda: pe_lib.mrope(np.zeros((3, 7)), np.zeros((3, 1)), [3]), r"positive even integer"),
+    (lambda: pe_lib.mrope(np.zeros(8), np.zeros((1, 1)), [4]), r"x must have shape \(\.\.\., n, d\)"),
+    (lambda: pe_lib.mrope(np.zeros((3, 8)), np.zeros((3, 1)), [4], layout="neox"), r"layout must be one of"),
+    (lambda: pe_lib.mrope_positions(5), r"segments must be a list"),
+    (lambda: pe_lib.mrope_positions([0]), r"a text run must be an integer >= 1"),
+    (lambda: pe_lib.mrope_positions([(1, 2)]), r"an int \(text tokens\) or a \(T, H, W\) triple"),
+    (lambda: pe_lib.mrope_positions([True]), r"an int \(text tokens\) or a \(T, H, W\) triple"),
+    (lambda: pe_lib.mrope_positions([(1, 0, 2)]), r"H of a vision block must be an integer >= 1"),
+])
+def test_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
