@@ -122,8 +122,8 @@ def multi_head_attention(x, block, *, causal: bool = False) -> np.ndarray:
     np.exp(scores, out=scores)
     scores /= scores.sum(axis=-1, keepdims=True)
     heads = scores @ v  # (batch, h, n, d_k)
-    joined = np.swapaxes(heads, 1, 2).reshape(-1, x.shape[-1])  # [head_1, ..., head_h] per token
-    return (joined @ block["w_o"]).reshape(x.shape)  # concat(heads) W_O
+    joined = np.swapaxes(heads, 1, 2).reshape(seqs.shape[0], -1, x.shape[-1])  # [head_1, ..., head_h] per token
+    return (joined @ block["w_o"]).reshape(x.shape)  # concat(heads) W_O, one sequence at a time
 
 
 def mlp(x, block) -> np.ndarray:
