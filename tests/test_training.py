@@ -216,3 +216,28 @@ def test_in_kernel_detects_a_zmq_shell(monkeypatch):
 
     monkeypatch.setattr("IPython.get_ipython", lambda: ZMQInteractiveShell())
     assert _progress.in_kernel()
+
+
+# ---- the compilation cache -------------------------------------------------------------------------------------
+def test_default_cache_folder(monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere")
+    assert training._default_cache() == "/somewhere/pe_lib/jax"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", "/home/learner")
+    assert training._default_cache() == "/home/learner/.cache/pe_lib/jax"
+
+
+def test_cache_folder_choice(monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", "/c")
+    assert training._cache_folder(None, None) == "/c/pe_lib/jax"  # PE_LIB_JAX_CACHE unset: the default
+    assert training._cache_folder("/mine", None) == "/mine"
+    assert training._cache_folder("", None) is None  # turned off
+    assert training._cache_folder("/mine", "/set/for/jax") is None  # JAX's own setting is kept
+
+
+def test_no_cache_folder_leaves_jax_alone(monkeypatch):
+    import jax
+
+    monkeypatch.setattr(training, "_cache_folder", lambda setting, configured: None)
+    monkeypatch.setattr(jax.config, "update", lambda *args: pytest.fail("changed the JAX config"))
+    assert training._jax.__wrapped__() is jax
