@@ -307,6 +307,23 @@ def test_stylesheet_purge_keeps_what_is_used():
     assert book_slim.DYNAMIC_PREFIX.findall('x=`bs-${name}-auto`; y="col-"+n; z="plain-text"') == ["bs-", "col-"]
 
 
+def test_glossary_acronyms_become_search_aliases():
+    from docutils import nodes
+    from sphinx import addnodes
+
+    def entry(term, definition):
+        return nodes.definition_list_item("", nodes.term(term, term),
+                                          nodes.definition("", nodes.paragraph(definition, definition)))
+
+    glossary = addnodes.glossary()
+    glossary += nodes.definition_list("", entry("rotary position embedding", "RoPE: rotate each pair."),
+                                      entry("ALiBi", "Attention with Linear Biases: no vectors."),
+                                      entry("shift matrix", "The rotation M: it moves a position."))
+    doc = nodes.document(None, None)
+    doc += glossary
+    assert book_site.glossary_aliases(doc, str.lower) == {"rope": ["rotary", "position", "embedding"]}
+
+
 def test_search_patch_lets_numbers_through():
     rule = "      if (\n        stopwords.indexOf(queryTermLower) !== -1 ||\n        queryTerm.match(/^\\d+$/)\n      )"
     assert "match" not in book_site.allow_numbers(rule)
