@@ -8,6 +8,8 @@ typesets in the browser). The MathML that KaTeX writes next to the HTML is what 
   ``<div class="math">`` (with its equation number and permalink, as Sphinx's MathJax renderer writes
   them), typeset by ``_ext/katex_render.js``. The KaTeX version is pinned in ``_ext/package.json`` /
   ``_ext/package-lock.json``; ``make book`` installs it with ``npm ci``.
+* A cross-reference to a heading with a formula shows the formula typeset (Sphinx would write its
+  TeX source as the link text).
 * A formula KaTeX cannot typeset is a build warning at its page and line (``-W`` makes it an error);
   the page shows the TeX source instead of a red formula.
 * Only pages with math get KaTeX's stylesheet; its fonts are copied as WOFF2 (every browser that
@@ -157,6 +159,32 @@ def visit_displaymath(self, node: nodes.math_block) -> None:
     raise nodes.SkipNode
 
 
+def typeset_reference_titles(app, doctree, docname) -> None:
+    """A cross-reference to a heading with a formula shows the formula, typeset.
+
+    Sphinx writes the plain text of the target heading into a ``{ref}`` link, so a heading like
+    "$\\sqrt{d}$ and $1/\\sqrt{d_k}$ confused" became the TeX source in the link. The link text is
+    replaced by a copy of the heading's own nodes, formulas included.
+    """
+    labels = app.env.domaindata["std"]["labels"]
+    for inline in list(doctree.findall(nodes.inline)):
+        if "std-ref" not in inline["classes"] or "\\" not in inline.astext():
+            continue
+        reference = inline.parent
+        fragment = (reference.get("refuri") or "").partition("#")[2] or reference.get("refid", "")
+        targets = [(doc, label_id) for doc, label_id, title in labels.values()
+                   if label_id == fragment and title == inline.astext()]
+        if len(targets) != 1:
+            continue
+        target_doc, label_id = targets[0]
+        section = next((n for n in app.env.get_doctree(target_doc).findall(nodes.Element)
+                        if label_id in n.get("ids", ())), None)
+        title = section.next_node(nodes.title) if section is not None else None
+        if title is not None and any(isinstance(n, nodes.math) for n in title.findall()):
+            del inline[:]
+            inline.extend(child.deepcopy() for child in title.children)
+
+
 def woff2_only(css: str) -> str:
     """KaTeX's stylesheet with every @font-face ``src`` reduced to its WOFF2 file."""
 
@@ -211,6 +239,7 @@ def build_finished(app, exception) -> None:
 def setup(app):
     app.add_html_math_renderer("katex", (visit_math, None), (visit_displaymath, None))
     app.connect("builder-inited", builder_inited)
+    app.connect("doctree-resolved", typeset_reference_titles)
     app.connect("html-page-context", page_stylesheet)
     app.connect("build-finished", build_finished)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": False}

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from docutils import nodes
 from docutils.parsers.rst import directives
+from sphinx import addnodes
 from sphinx.errors import ExtensionError
 from sphinx.util.docutils import SphinxDirective
 
@@ -174,16 +175,41 @@ def search_focus(counts: dict[str, Counter]) -> dict[str, str]:
     return dict(sorted(focus.items()))
 
 
+# A glossary definition that opens with an acronym names the term: "rotary position embedding /
+# RoPE: instead of adding ..." makes "RoPE" an alias of the term's words.
+ACRONYM = re.compile(r"^([A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*):")
+
+
+def glossary_aliases(doctree, stem) -> dict[str, list[str]]:
+    """``{stemmed acronym: [stemmed words of the term]}`` for every glossary entry whose definition
+    starts with an acronym and a colon."""
+    aliases = {}
+    for glossary in doctree.findall(addnodes.glossary):
+        for item in glossary.findall(nodes.definition_list_item):
+            terms = [t.astext() for t in item.findall(nodes.term)]
+            definition = item.next_node(nodes.definition)
+            match = ACRONYM.match(definition.astext().strip()) if definition is not None and terms else None
+            if match:
+                aliases[stem(match.group(1))] = [stem(w) for w in _WORD.findall(terms[0])]
+    return aliases
+
+
 def write_search_focus(app) -> None:
-    """``_static/search_focus.js``: the page each word is about, for book_search.js's ranking."""
+    """``_static/search_focus.js`` for book_search.js's ranking: the page each word is about, and the
+    glossary's acronyms with the words they stand for."""
     indexer = getattr(app.builder, "indexer", None)
     if indexer is None:
         return
     stem = functools.cache(lambda word: indexer.lang.stem(word).lower())
-    counts = {docname: word_counts(app.env.get_doctree(docname), stem) for docname in sorted(app.env.found_docs)}
-    focus = search_focus(counts)
+    counts, aliases = {}, {}
+    for docname in sorted(app.env.found_docs):
+        doctree = app.env.get_doctree(docname)
+        counts[docname] = word_counts(doctree, stem)
+        aliases.update(glossary_aliases(doctree, stem))
+    compact = {"separators": (",", ":"), "sort_keys": True}
     target = Path(app.outdir) / "_static" / "search_focus.js"
-    target.write_text(f"window.bookSearchFocus = {json.dumps(focus, separators=(',', ':'))};\n", encoding="utf-8")
+    target.write_text(f"window.bookSearchFocus = {json.dumps(search_focus(counts), **compact)};\n"
+                      f"window.bookSearchAliases = {json.dumps(aliases, **compact)};\n", encoding="utf-8")
 
 
 def finish_static(app, exception) -> None:

@@ -14,7 +14,9 @@
 // a base of 10000?", after pages with 10000 in a section heading. Here a page whose own title has a
 // word of the query gains two headings' weight, and the page a word is about (it uses the word far
 // more than any other page: `window.bookSearchFocus`, search_focus.js, written by the build) gains
-// a heading's and a mention's.
+// a heading's and a mention's. An acronym the glossary defines ("RoPE: ..." under "rotary position
+// embedding", `window.bookSearchAliases`) counts as in a page's title when all the words it stands
+// for are.
 (() => {
   "use strict";
   const DELIMITER = /\\\(|\\\)|\\\[|\\\]/g;
@@ -80,10 +82,11 @@
     return parsed;
   };
   const focus = window.bookSearchFocus || {};
+  const aliases = window.bookSearchAliases || {};
   const stemmer = typeof Stemmer === "undefined" ? null : new Stemmer();
   const titleWords = (docname) => {
     const index = Search._index;
-    const title = index.titles[index.docnames.indexOf(docname)] || "";
+    const title = (index.titles[index.docnames.indexOf(docname)] || "").replace(/<[^>]*>/g, " ");
     return new Set(splitQuery(title.toLowerCase()).map((w) => (stemmer ? stemmer.stemWord(w) : w)));
   };
   const baseScore = Scorer.score;
@@ -93,7 +96,8 @@
     if (anchor) return score; // a result for a section: Sphinx's score
     const terms = [...queryTerms];
     const inTitle = titleWords(docname);
-    if (terms.some((term) => inTitle.has(term))) score += 2 * Scorer.title;
+    const named = (term) => inTitle.has(term) || (term in aliases && aliases[term].every((w) => inTitle.has(w)));
+    if (terms.some(named)) score += 2 * Scorer.title;
     if (terms.some((term) => focus[term] === docname)) score += Scorer.title + Scorer.term;
     return score;
   };

@@ -143,7 +143,10 @@
   const start = () => {
     forwardToggles(".primary-toggle");
     forwardToggles(".secondary-toggle");
-    document.querySelectorAll(".bd-article .cell_output img, .bd-article figure img").forEach(makeZoomable);
+    // a figure is an image output of a cell (possibly in Sphinx's link to its file), or a <figure>
+    const figures = ".bd-article .cell_output > img, .bd-article .cell_output > a.image-reference > img, "
+      + ".bd-article figure img";
+    document.querySelectorAll(figures).forEach(makeZoomable);
     watchScrolling();
   };
 

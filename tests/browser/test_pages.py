@@ -290,18 +290,20 @@ def _first_page_with_a_figure(book_html) -> str | None:
     return None
 
 
-def figure_in_dark_mode_problems(light, dark, padding: int) -> list[str]:
+def figure_in_dark_mode_problems(light, dark, padding: int, radius: int = 0) -> list[str]:
     """Dark mode shows a figure on a light card, dimmed, with its colours (never inverted).
 
     ``light`` and ``dark``: screenshots (RGB images) of the same figure in both modes; the dark one
     has ``padding`` pixels of card on every side. The dark figure must be a multiple k of the light
     one, pixel by pixel, with 0.7 <= k <= 0.95 (dimmed, not a glaring white block, colours kept), and
-    its corners light (a card, not the dark page).
+    its corners light (a card, not the dark page), looked at ``radius`` pixels in from the rounded
+    corners.
     """
     import numpy as np
 
     card = np.asarray(dark, dtype=float)
-    corners = [card[y, x] for x in (1, card.shape[1] - 2) for y in (1, card.shape[0] - 2)]
+    inset = radius + 1
+    corners = [card[y, x] for x in (inset, card.shape[1] - 1 - inset) for y in (inset, card.shape[0] - 1 - inset)]
     problems = [] if all(px.min() > 150 for px in corners) else [f"not on a light card: corners {corners}"]
     inner = dark.crop((padding, padding, dark.width - padding, dark.height - padding)).resize(light.size)
     d = np.asarray(inner, dtype=float).ravel()
@@ -320,7 +322,7 @@ def test_dark_mode_shows_figures_on_a_dimmed_card(browser, site, screenshots, bo
 
     docname = _first_page_with_a_figure(book_html) or PAGES[0]
     shots = {}
-    padding = 0
+    padding = radius = 0
     for dark in (False, True):
         visit = open_page(browser, site, f"{docname}.html", dark=dark)
         page = visit.page
@@ -339,12 +341,15 @@ def test_dark_mode_shows_figures_on_a_dimmed_card(browser, site, screenshots, bo
                 figure.scroll_into_view_if_needed()
                 shots[dark] = Image.open(io.BytesIO(figure.screenshot())).convert("RGB")
                 if dark:
-                    padding = round(page.evaluate("(img) => parseFloat(getComputedStyle(img).paddingTop)", figure))
+                    padding, radius = (round(v) for v in page.evaluate(
+                        "(img) => [parseFloat(getComputedStyle(img).paddingTop),"
+                        " parseFloat(getComputedStyle(img).borderTopLeftRadius)]", figure))
         finally:
             visit.close()
     if not shots:
         pytest.skip(f"no page has a figure yet; dark mode checked on {docname} without one")
-    assert not (bad := figure_in_dark_mode_problems(shots[False], shots[True], padding)), f"{docname}: {bad}"
+    bad = figure_in_dark_mode_problems(shots[False], shots[True], padding, radius)
+    assert not bad, f"{docname}: {bad}"
 
 
 def test_dark_mode_check_catches_glaring_and_inverted_figures():

@@ -63,7 +63,7 @@ def test_every_toc_page_is_built(book_html):
 
 
 def test_chapters_are_numbered_in_reading_order(book_html):
-    entries = [(a.get("href", ""), a.get_text(strip=True))
+    entries = [(a.get("href", ""), " ".join(a.get_text().split()))
                for a in soup(book_html, PAGES[0]).select("nav.bd-docs-nav a.reference")]
     chapters = [(href, text) for href, text in entries if "notebooks/" in href]
     expected = [p for p in PAGES if p.startswith("notebooks/")]
@@ -306,6 +306,23 @@ def test_stylesheet_purge_keeps_what_is_used():
     assert out == ('@charset "UTF-8";.btn{color:red}@media (min-width:9px){.used{c:d}}@font-face{font-family:F}'
                    '.bs-tooltip-top .tooltip-arrow{e:f}a[href]{g:h}')
     assert book_slim.DYNAMIC_PREFIX.findall('x=`bs-${name}-auto`; y="col-"+n; z="plain-text"') == ["bs-", "col-"]
+
+
+def test_glossary_acronyms_become_search_aliases():
+    from docutils import nodes
+    from sphinx import addnodes
+
+    def entry(term, definition):
+        return nodes.definition_list_item("", nodes.term(term, term),
+                                          nodes.definition("", nodes.paragraph(definition, definition)))
+
+    glossary = addnodes.glossary()
+    glossary += nodes.definition_list("", entry("rotary position embedding", "RoPE: rotate each pair."),
+                                      entry("ALiBi", "Attention with Linear Biases: no vectors."),
+                                      entry("shift matrix", "The rotation M: it moves a position."))
+    doc = nodes.document(None, None)
+    doc += glossary
+    assert book_site.glossary_aliases(doc, str.lower) == {"rope": ["rotary", "position", "embedding"]}
 
 
 def test_search_patch_lets_numbers_through():
