@@ -80,12 +80,16 @@ lint: venv
 	$(BIN)/ruff check pe_lib tests tools _ext
 	$(BIN)/ruff check notebooks
 
+# Both cores: pytest-xdist runs the unit tests in two workers (coverage is combined) and the notebooks
+# two at a time (--dist loadscope keeps each notebook's cells in order, in one kernel). One BLAS thread
+# per process: two processes whose OpenBLAS threads spin for the same two cores are many times slower.
+XDIST ?= -n 2
 unit: venv
-	$(BIN)/pytest -m "not browser" --cov=pe_lib --cov-branch --cov-report=term-missing --cov-fail-under=100
+	OPENBLAS_NUM_THREADS=1 $(BIN)/pytest $(XDIST) -m "not browser" --cov=pe_lib --cov-branch --cov-report=term-missing:skip-covered --cov-fail-under=100
 
 nbval: venv
-	$(BIN)/pytest -p no:cacheprovider --nbval --nbval-current-env \
-	  --nbval-sanitize-with tests/nbval_sanitize.cfg -o addopts= -o testpaths= $(NOTEBOOKS)
+	OPENBLAS_NUM_THREADS=1 $(BIN)/pytest -p no:cacheprovider --nbval --nbval-current-env $(XDIST) --dist loadscope \
+	  --nbval-sanitize-with tests/nbval_sanitize.cfg -o addopts= -o testpaths= --durations=20 $(NOTEBOOKS)
 
 # The website in headless Chromium (tests/browser); needs the site that `make book` built.
 browser: venv tests/browser/node_modules/.package-lock.json
@@ -94,7 +98,7 @@ browser: venv tests/browser/node_modules/.package-lock.json
 	  $(BIN)/pytest -p no:cacheprovider -m browser -o addopts="-ra --strict-markers" --durations=5 tests/browser
 
 execute: venv
-	$(BIN)/python tools/execute.py $(NOTEBOOKS)
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python tools/execute.py $(NOTEBOOKS)
 
 bench: venv
 	$(BIN)/python tests/benchmarks/run.py
