@@ -8,6 +8,7 @@ independent review measured: a check that let "9646.6" back "9646" could not see
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -59,23 +60,71 @@ def page_parts(text: str):
     return meta, GENERATED.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), body)
 
 
+CHAPTER_LINK = re.compile(r"notebooks/(\d\d_\w+)")
+
+
 @pytest.fixture(scope="module")
-def every_output():
-    return printed(t for p in NOTEBOOKS for t in output_texts(nbformat.read(p, as_version=4)))
+def outputs_of():
+    return outputs_lookup({p.stem: output_texts(nbformat.read(p, as_version=4)) for p in NOTEBOOKS})
+
+
+def outputs_lookup(texts: dict[str, list[str]]):
+    """``of(chapters)``: the printed numbers of those chapters' outputs (``texts``: chapter -> texts);
+    ``of.every``: every chapter."""
+    cache = {}
+
+    def of(chapters: frozenset[str]):
+        if chapters not in cache:
+            cache[chapters] = printed(t for c in sorted(chapters) for t in texts[c])
+        return cache[chapters]
+
+    of.every = frozenset(texts)
+    return of
+
+
+def page_backing(body: str, outputs_of):
+    """A function of an offset in ``body``: the outputs that back a number there. A paragraph is
+    backed by the chapters it links; a paragraph that links none, by those its section (from one
+    heading to the next) links; a section that links none, by every notebook."""
+    spans = []  # (start, end, chapters)
+    bounds = [0, *(m.start() for m in re.finditer(r"^#+ ", body, re.M)), len(body)]
+    for a, b in itertools.pairwise(bounds):
+        in_section = frozenset(CHAPTER_LINK.findall(body[a:b]))
+        for para in re.finditer(r"(?:[^\n]+\n?)+", body[a:b]):
+            linked = frozenset(CHAPTER_LINK.findall(para.group(0))) or in_section or outputs_of.every
+            spans.append((a + para.start(), a + para.end(), linked & outputs_of.every or outputs_of.every))
+
+    def at(start: int):
+        return outputs_of(next((c for a, b, c in spans if a <= start < b), outputs_of.every))
+
+    return at
 
 
 @pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
-def test_book_pages_quote_only_computed_numbers(path, every_output):
+def test_book_pages_quote_only_computed_numbers(path, outputs_of):
     meta, body = page_parts(path.read_text())
     problems = []
     if "prose_numbers_allow" in meta:
         problems.append("front matter 'prose_numbers_allow' is no longer read: use 'prose_numbers' entries")
-    missing, errors = unbacked(body, every_output, meta.get("prose_numbers"))
-    problems += [f"printed by no notebook: {m}" for m in missing] + errors
+    missing, errors = unbacked(body, page_backing(body, outputs_of), meta.get("prose_numbers"))
+    problems += [f"printed by none of the chapters its paragraph (or section) links: {m}" for m in missing] + errors
     assert not problems, (
         f"{path.name}: {len(problems)} problem(s)\n  " + "\n  ".join(problems) + "\nPrint the number in a chapter, "
         'or allow it in the page\'s front matter: prose_numbers: [{number: "2017", reason: "year of the paper"}]'
     )
+
+
+def test_a_page_paragraph_is_backed_only_by_the_chapters_it_links():
+    of = outputs_lookup({"01_a": ["0.821\n"], "02_b": ["0.5\n"]})
+    page = (
+        "# One\n\nSee [A](../notebooks/01_a.ipynb): 0.821.\n\nAnd 0.5 here.\n\n"  # section links A only
+        "# Two\n\n[B](../notebooks/02_b.ipynb) gives 0.821.\n\n"  # linked B does not print it
+        "# Three\n\nNo link: 0.821 and 0.5.\n"  # no link in the section: every chapter backs it
+    )
+    missing, errors = unbacked(page, page_backing(page, of), None)
+    assert errors == []
+    assert [m.split(" in: ")[0] for m in missing] == ["'0.5'", "'0.821'"]
+    assert "And 0.5 here" in missing[0] and "gives 0.821" in missing[1]
 
 
 def test_only_the_performance_page_has_a_generated_block():
