@@ -1,6 +1,7 @@
 """Progress of a long computation in Jupyter, shown in place and leaving a deterministic output.
 
-One output is displayed when the run starts, with a fixed line (``label``), and updated in place
+One output is displayed when the run starts, with a fixed line (``label``; as HTML, a span of class
+``pe-progress`` that the website shows as a small note, not an output box), and updated in place
 (IPython's ``display_id``) with a bar and the steps done. When the run ends the output is set back
 to exactly the first line. A stored notebook therefore holds only that line, whatever the speed of
 the machine, and nbval, which compares the first display of a cell with the stored output (it
@@ -8,6 +9,8 @@ ignores in-place updates), sees the same text. Outside a Jupyter kernel nothing 
 """
 
 from __future__ import annotations
+
+from html import escape
 
 BAR_WIDTH = 30
 
@@ -34,8 +37,8 @@ class Progress:
         self.handle = None
 
     def _bundle(self, done: int | None) -> dict:
-        if done is None:
-            return {"text/plain": self.label}
+        if done is None:  # the fixed line; on the website a quiet note (book_site.css styles .pe-progress)
+            return {"text/plain": self.label, "text/html": f"<span class='pe-progress'>{escape(self.label)}</span>"}
         filled = round(BAR_WIDTH * done / self.total)
         text = f"{self.label}  [{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{self.total}"
         html = (f"<code>{self.label}</code> <progress value='{done}' max='{self.total}'></progress> "

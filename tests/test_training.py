@@ -197,8 +197,13 @@ def test_progress_ends_on_its_first_line(monkeypatch):
     monkeypatch.setattr("IPython.display.display", fake_display)
     with _progress.Progress("training x", 10, enabled=True) as bar:
         bar.update(5)
+    with _progress.Progress("a <b> & c", 1, enabled=True):
+        pass
+    assert log.pop()[1]["text/html"] == "<span class='pe-progress'>a &lt;b&gt; &amp; c</span>"
+    log.pop()
     first, middle, last = log
-    assert first == ("display", {"text/plain": "training x"}) == ("display", last[1])
+    line = {"text/plain": "training x", "text/html": "<span class='pe-progress'>training x</span>"}
+    assert first == ("display", line) == ("display", last[1])
     assert "5/10" in middle[1]["text/plain"] and "<progress value='5' max='10'>" in middle[1]["text/html"]
     assert "#" * 15 + "." * 15 in middle[1]["text/plain"]
 
