@@ -13,7 +13,7 @@ CHROMIUM ?= /usr/bin/chromium
 export PYTHONHASHSEED := 0
 export MPLBACKEND := module://matplotlib_inline.backend_inline
 
-.PHONY: help venv lab-venv book serve test lint unit nbval build-check browser execute bench mutate clean
+.PHONY: help venv lab-venv book serve test lint unit nbval build-check browser execute bench mutate reference clean
 
 help:
 	@echo "make book     install (into .venv) and build the website into $(HTML)"
@@ -23,6 +23,7 @@ help:
 	@echo "make execute  re-run every notebook in place, deterministically (refreshes stored outputs)"
 	@echo "make bench    run the benchmarks (not part of make test)"
 	@echo "make mutate   mutation testing of pe_lib's formula modules (not part of make test; slow)"
+	@echo "make reference  compare pe_lib with the real transformers and diffusers (own venv with torch CPU; not part of make test)"
 
 # ---- installation: one shared, idempotent step --------------------------------------------------
 venv: $(VENV)/.installed
@@ -121,6 +122,24 @@ mutate: $(VENV)/.mutate-installed
 	  END { for (m in total) printf "%-12s %4d of %4d mutants killed (%.1f%%)\n", m, killed[m], total[m], \
 	  100 * killed[m] / total[m] }'
 	@echo "make mutate: see a survivor with $(BIN)/mutmut show <name>"
+
+# pe_lib against the real Hugging Face code (tests/reference): its own venv, torch CPU + transformers +
+# diffusers from the fully locked requirements-reference.txt, installed with --no-deps so that nothing
+# else (no CUDA torch) is ever resolved. `make test` and `make unit` never collect tests/reference
+# (norecursedirs in pyproject.toml) and never install torch.
+REF_VENV := .venv-reference
+REF_BIN := $(REF_VENV)/bin
+
+$(REF_VENV)/.installed: requirements-reference.txt pyproject.toml
+	@test -x $(REF_BIN)/python || $(PYTHON) -m venv $(REF_VENV)
+	$(REF_BIN)/python -m pip install --quiet --upgrade pip
+	$(REF_BIN)/python -m pip install --quiet --no-deps -r requirements-reference.txt
+	$(REF_BIN)/python -m pip check
+	$(REF_BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	@touch $@
+
+reference: $(REF_VENV)/.installed
+	OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 $(REF_BIN)/pytest -p no:cacheprovider --durations=3 tests/reference
 
 clean:
 	rm -rf $(BOOKOUT)/_build .pytest_cache .hypothesis .coverage mutants

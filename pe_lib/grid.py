@@ -32,10 +32,13 @@ def sinusoidal_2d(grid_h: int, grid_w: int, d_model: int, *, base: float = 10_00
     with :math:`q = d_\text{model}/4` and :math:`\omega_k = \mathrm{base}^{-k/q}`: the column index ``j`` in
     the first half, the row index ``i`` in the second. ``d_model`` must be a multiple of 4.
 
-    Source: ``get_2d_sincos_pos_embed`` in facebookresearch/mae (``util/pos_embed.py``), used by DiT;
-    diffusers' function of that name gives the same table when its ``base_size`` equals the grid size
-    and ``interpolation_scale`` is 1 (otherwise it divides the positions by
-    ``grid_size / base_size * interpolation_scale``). Returns float64 of shape ``(grid_h * grid_w, d_model)``.
+    Source: ``get_2d_sincos_pos_embed`` in facebookresearch/mae (``util/pos_embed.py``), used by DiT.
+    diffusers' function of that name (checked with diffusers 0.42.1 by ``make reference``) gives the same
+    table for a square grid whose side equals its ``base_size``, with ``interpolation_scale`` 1; otherwise
+    it divides the row positions by ``grid_h / base_size * interpolation_scale`` and the column positions
+    by ``grid_w / base_size * interpolation_scale``, each axis by its own size, so a non-square grid has no
+    ``base_size`` that gives this table. Its ``get_2d_sincos_pos_embed_from_grid``, given the integer
+    grid, gives this table for any shape. Returns float64 of shape ``(grid_h * grid_w, d_model)``.
     """
     grid_h = check_positive_int(grid_h, name="grid_h")
     grid_w = check_positive_int(grid_w, name="grid_w")

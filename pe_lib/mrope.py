@@ -34,7 +34,9 @@ def mrope(x, positions, sections, *, base: float = 10_000.0, layout: str = "spli
 
     With :math:`\theta_i = p_{\mathrm{axis}(i)}\,\omega_i`: :math:`y_a = x_a\cos\theta_i - x_b\sin\theta_i`,
     :math:`y_b = x_a\sin\theta_i + x_b\cos\theta_i`. Source: ``apply_multimodal_rotary_pos_emb`` in
-    transformers' ``modeling_qwen2_vl.py`` (Wang et al. 2024). Returns an array of the shape of ``x``.
+    transformers' ``modeling_qwen2_vl.py`` (Wang et al. 2024); in transformers 5 the sections are applied in
+    ``Qwen2VLRotaryEmbedding`` and the rotation is ``apply_rotary_pos_emb`` (checked against both by
+    ``make reference``). Returns an array of the shape of ``x``.
     """
     x = check_finite_array(x, name="x", min_ndim=2, shape_hint="(..., n, d)")
     d = check_d_model(x.shape[-1], name="the last axis of x (the head dimension d)")
@@ -80,8 +82,11 @@ def mrope_positions(segments) -> np.ndarray:
     Each segment starts at ``s`` = one more than the largest position so far (0 at the start). Text
     token ``k`` of a run gets ``(s + k, s + k, s + k)``; patch ``(f, r, c)`` gets ``(s + f, s + r, s + c)``.
     A vision block therefore uses ``T * H * W`` tokens but advances the next start by only
-    ``max(T, H, W)``. Source: ``get_rope_index`` in transformers' ``modeling_qwen2_vl.py``.
-    Returns an int64 array of shape ``(n_tokens, 3)``.
+    ``max(T, H, W)``. Source: ``get_rope_index`` in transformers' ``modeling_qwen2_vl.py`` as of 4.57
+    (``llm_pos_ids_list[-1].max() + 1``) and the Qwen2-VL paper (the next modality starts one after the
+    largest position of the previous one). transformers 5 (checked: 5.23.0, by ``make reference``)
+    advances by ``max(H, W)`` only, so the two differ after a video with more temporal patches than rows
+    and columns (``T > max(H, W)``); everything else agrees. Returns an int64 array of shape ``(n_tokens, 3)``.
     """
     if not isinstance(segments, (list, tuple)):
         raise ValueError(f"segments must be a list of ints (text runs) and (T, H, W) triples, got {segments!r}")

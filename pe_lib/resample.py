@@ -11,6 +11,11 @@ align_corners=False)``. This module does the same separable resampling in numpy:
   :math:`a = -0.75` (PyTorch's choice), indices beyond the edge clamped to the edge;
 * ``"bilinear"``: the two samples around :math:`\max(x, 0)`, weighted linearly.
 
+``make reference`` checks :func:`resample_grid` against PyTorch's ``interpolate`` (bicubic and bilinear,
+square and non-square grids, up and down) and transformers' ViT ``interpolate_pos_encoding``: in float64
+they agree within 1e-12 of the largest value (the differences are a few 1e-15), in float32 to float32
+rounding.
+
 timm's ``resample_abs_pos_embed`` passes ``antialias=True`` by default, which makes PyTorch use
 Pillow's kernel (:math:`a = -0.5`) and renormalize the weights at the edges; that variant is not
 reproduced here.

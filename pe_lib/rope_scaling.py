@@ -28,7 +28,12 @@ length:
   :math:`\omega'_i = (1-\kappa_i)\,\omega_i/s + \kappa_i\,\omega_i`.
 
 transformers computes ``inv_freq`` in float32; this module computes in float64, so the two agree to
-float32 rounding (relative differences of about 1e-6). Where pe_lib is stricter than transformers
+float32 rounding. ``make reference`` checks that against the real functions (transformers 5.23.0, the
+version pinned in ``requirements-reference.txt``; ``tests/reference``): over a grid of configurations of
+every type, each frequency agrees within 8 float32 epsilons (9.5e-7) of its own value, and within as
+much of the unscaled :math:`\omega_i` for a pair on the ramp of ``"yarn"`` or ``"llama3"``, where
+transformers' float32 blend of :math:`\omega_i` and :math:`\omega_i/s` carries :math:`\omega_i`'s rounding;
+``attention_factor`` agrees exactly on that grid. Where pe_lib is stricter than transformers
 (which only logs a warning), it raises: a ``factor`` below 1, ``beta_fast < beta_slow``, a
 ``high_freq_factor`` not above ``low_freq_factor``, unknown keys.
 """

@@ -73,6 +73,15 @@ def test_qwen2_vl_positions_by_hand():
     assert pe_lib.mrope_positions([]).shape == (0, 3)
 
 
+def test_text_after_a_long_video_starts_after_its_last_frame():
+    # The Qwen2-VL paper and transformers 4.x: the next segment starts one after the largest position so
+    # far. A video of 4 frames of 2 x 2 patches starting at 1 uses temporal positions 1 .. 4, so the text
+    # after it starts at 5; transformers 5 (5.23.0) starts it at 1 + max(H, W) = 3 (tests/reference).
+    pos = pe_lib.mrope_positions([1, (4, 2, 2), 2])
+    assert pos[1 + 16 - 1].tolist() == [4, 2, 2]  # the video's last patch: frame 3, row 1, column 1, from 1
+    assert pos[-2:].tolist() == [[5, 5, 5], [6, 6, 6]]
+
+
 @pytest.mark.parametrize(("call", "match"), [
     (lambda: pe_lib.mrope(np.zeros((3, 8)), np.zeros((3, 3)), [1, 1, 1]), r"summing to d/2 = 4, got \[1, 1, 1\]"),
     (lambda: pe_lib.mrope(np.zeros((3, 8)), np.zeros((3, 3)), [2, 2]), r"sections must be 3 non-negative ints"),
