@@ -19,6 +19,7 @@ import dataclasses
 import functools
 import math
 import os
+import platform
 
 import numpy as np
 
@@ -36,7 +37,22 @@ CHUNK_STEPS = 100
 EVAL_SEED = 12345  # task_accuracy's default: sequences no training batch drew
 # XLA's CPU backend at LLVM optimisation level 1 instead of 2 compiles the training step about a
 # quarter faster and runs it as fast (measured on the default run, bit-identical losses).
-COMPILER_OPTIONS = {"xla_backend_optimization_level": 1}
+# On x86 the generated code is capped at AVX2, so that a CPU with AVX-512 runs the same code as the
+# AVX2 machine the chapters were executed on (training is chaotic where it does not converge: a
+# last-bit difference moves those accuracies by tenths of a point). Measured: code capped at SSE4.2
+# gives the same bits as AVX2 here; other architectures keep XLA's default (the option is x86-only).
+X86_MAX_ISA = "AVX2"
+
+
+def _compiler_options(machine: str) -> dict:
+    """The XLA options of every compiled function on a CPU whose ``platform.machine()`` is ``machine``."""
+    options = {"xla_backend_optimization_level": 1}
+    if machine.lower() in ("x86_64", "amd64"):
+        options["xla_cpu_max_isa"] = X86_MAX_ISA
+    return options
+
+
+COMPILER_OPTIONS = _compiler_options(platform.machine())
 # Compiled steps are kept on disk (JAX's persistent compilation cache) and reused by the next
 # process with the same sizes: tests, notebooks and nbval then compile once per machine. The
 # cached program is the one a fresh compilation builds, so results do not depend on it.

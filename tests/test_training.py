@@ -152,6 +152,12 @@ def test_chunks_and_padding_change_nothing(short_learned, monkeypatch):
     np.testing.assert_array_equal(training._flatten(chunked.params), training._flatten(short_learned.params))
 
 
+def test_compiler_options_cap_x86_only():
+    assert training._compiler_options("x86_64") == {"xla_backend_optimization_level": 1, "xla_cpu_max_isa": "AVX2"}
+    assert training._compiler_options("AMD64")["xla_cpu_max_isa"] == "AVX2"
+    assert training._compiler_options("arm64") == {"xla_backend_optimization_level": 1}
+
+
 def test_unknown_setting_is_refused():
     for train in (pe_lib.train_transformer, pe_lib.train_transformers):
         with pytest.raises(TypeError, match=r"unknown keyword argument\(s\) d_modle, layers; the settings are "
