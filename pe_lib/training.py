@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import math
 import os
 import platform
@@ -325,7 +326,18 @@ def train_transformer(task, encoding, *, seed: int = 0, progress: bool | None = 
     return _train_seeds(task, encoding, (seed,), settings, progress, "train_transformer")[0]
 
 
+def _show_settings(function):
+    """Give ``function`` (``..., **settings``) the signature that lists the settings by name with their
+    defaults, as ``help()`` and Jupyter's completion show it; the checks stay in :func:`_check_settings`."""
+    signature = inspect.signature(function)
+    kept = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    named = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=value) for name, value in DEFAULTS.items()]
+    function.__signature__ = signature.replace(parameters=kept + named)
+    return function
+
+
 train_transformer.__doc__ = train_transformer.__doc__.replace("SETTINGS", _SETTINGS_DOC)
+_show_settings(train_transformer)
 
 
 def train_transformers(task, encoding, *, seeds=(0, 1, 2), progress: bool | None = None,
@@ -340,6 +352,9 @@ def train_transformers(task, encoding, *, seeds=(0, 1, 2), progress: bool | None
         raise ValueError(f"seeds must be a non-empty sequence of integers >= 0, got {seeds!r}")
     seeds = tuple(check_positive_int(s, name="seed", minimum=0) for s in seeds)
     return tuple(_train_seeds(task, encoding, seeds, settings, progress, "train_transformers"))
+
+
+_show_settings(train_transformers)
 
 
 def check_model(model) -> TrainedTransformer:

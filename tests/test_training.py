@@ -158,6 +158,18 @@ def test_compiler_options_cap_x86_only():
     assert training._compiler_options("arm64") == {"xla_backend_optimization_level": 1}
 
 
+def test_signatures_name_every_setting():
+    import inspect
+
+    for train, first in ((pe_lib.train_transformer, "seed"), (pe_lib.train_transformers, "seeds")):
+        params = inspect.signature(train).parameters
+        assert list(params)[:4] == ["task", "encoding", first, "progress"]
+        assert {name: p.default for name, p in list(params.items())[4:]} == dict(
+            seq_len=32, steps=1000, d_model=32, n_layers=2, n_heads=1, batch_size=16, learning_rate=3e-3,
+            vocab_size=16, offset=3)
+    assert "``n_heads=1``" in pe_lib.train_transformer.__doc__ and "SETTINGS" not in pe_lib.train_transformer.__doc__
+
+
 def test_unknown_setting_is_refused():
     for train in (pe_lib.train_transformer, pe_lib.train_transformers):
         with pytest.raises(TypeError, match=r"unknown keyword argument\(s\) d_modle, layers; the settings are "
