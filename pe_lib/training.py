@@ -38,10 +38,11 @@ CHUNK_STEPS = 100
 EVAL_SEED = 12345  # task_accuracy's default: sequences no training batch drew
 # XLA's CPU backend at LLVM optimisation level 1 instead of 2 compiles the training step about a
 # quarter faster and runs it as fast (measured on the default run, bit-identical losses).
-# On x86 the generated code is capped at AVX2, so that a CPU with AVX-512 runs the same code as the
-# AVX2 machine the chapters were executed on (training is chaotic where it does not converge: a
-# last-bit difference moves those accuracies by tenths of a point). Measured: code capped at SSE4.2
-# gives the same bits as AVX2 here; other architectures keep XLA's default (the option is x86-only).
+# On x86 the code XLA generates is capped at AVX2, the instruction set of the machine the chapters
+# were executed on, so that a CPU with AVX-512 does not get wider vector code (training is chaotic
+# where it does not converge: a last-bit difference moves those accuracies by tenths of a point).
+# Measured: code capped at SSE4.2 gives the same bits as AVX2 here. This is a guard, not a proof:
+# library kernels that XLA calls may still choose per CPU. Other architectures keep XLA's default.
 X86_MAX_ISA = "AVX2"
 
 
