@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import math
 import os
+import platform
 
 import numpy as np
 
@@ -29,11 +31,30 @@ from .tasks import DEFAULT_OFFSET, DEFAULT_VOCAB_SIZE, check_task, is_causal, ta
 ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi")
 DEFAULTS = dict(seq_len=32, steps=1000, d_model=32, n_layers=2, n_heads=1, batch_size=16,
                 learning_rate=3e-3, vocab_size=DEFAULT_VOCAB_SIZE, offset=DEFAULT_OFFSET)
-MAX_CHUNKS = 10  # progress updates per run (the steps run in at most this many lax.scan calls)
+# steps per lax.scan call, whatever the length of the run: every run of the same sizes reuses one
+# compiled chunk (a chunk length that followed ``steps`` compiled again for each new length), and
+# between chunks a Jupyter kernel shows the progress. A shorter run is one chunk of its own length.
+CHUNK_STEPS = 100
 EVAL_SEED = 12345  # task_accuracy's default: sequences no training batch drew
 # XLA's CPU backend at LLVM optimisation level 1 instead of 2 compiles the training step about a
 # quarter faster and runs it as fast (measured on the default run, bit-identical losses).
-COMPILER_OPTIONS = {"xla_backend_optimization_level": 1}
+# On x86 the code XLA generates is capped at AVX2, the instruction set of the machine the chapters
+# were executed on, so that a CPU with AVX-512 does not get wider vector code (training is chaotic
+# where it does not converge: a last-bit difference moves those accuracies by tenths of a point).
+# Measured: code capped at SSE4.2 gives the same bits as AVX2 here. This is a guard, not a proof:
+# library kernels that XLA calls may still choose per CPU. Other architectures keep XLA's default.
+X86_MAX_ISA = "AVX2"
+
+
+def _compiler_options(machine: str) -> dict:
+    """The XLA options of every compiled function on a CPU whose ``platform.machine()`` is ``machine``."""
+    options = {"xla_backend_optimization_level": 1}
+    if machine.lower() in ("x86_64", "amd64"):
+        options["xla_cpu_max_isa"] = X86_MAX_ISA
+    return options
+
+
+COMPILER_OPTIONS = _compiler_options(platform.machine())
 # Compiled steps are kept on disk (JAX's persistent compilation cache) and reused by the next
 # process with the same sizes: tests, notebooks and nbval then compile once per machine. The
 # cached program is the one a fresh compilation builds, so results do not depend on it.
@@ -228,7 +249,7 @@ def _train(config: TransformerConfig, seeds: tuple[int, ...], progress) -> list[
     inputs = _inputs(config, config.seq_len)
     initial = [_init(config, s) for s in seeds]
     carry = start(np.stack([_flatten(p) for p in initial]))
-    chunk = math.ceil(config.steps / MAX_CHUNKS)  # steps per lax.scan call
+    chunk = min(CHUNK_STEPS, config.steps)  # steps per lax.scan call
     n_chunks = math.ceil(config.steps / chunk)
     rngs = [np.random.default_rng([s, 0]) for s in seeds]  # the training data of each seed
     losses = []
@@ -255,31 +276,45 @@ def _train(config: TransformerConfig, seeds: tuple[int, ...], progress) -> list[
     ]
 
 
-def train_transformer(
-    task,
-    encoding,
-    *,
-    seq_len: int = DEFAULTS["seq_len"],
-    steps: int = DEFAULTS["steps"],
-    seed: int = 0,
-    d_model: int = DEFAULTS["d_model"],
-    n_layers: int = DEFAULTS["n_layers"],
-    n_heads: int = DEFAULTS["n_heads"],
-    batch_size: int = DEFAULTS["batch_size"],
-    learning_rate: float = DEFAULTS["learning_rate"],
-    vocab_size: int = DEFAULTS["vocab_size"],
-    offset: int = DEFAULTS["offset"],
-    progress: bool | None = None,
-) -> TrainedTransformer:
+def _check_settings(settings: dict, function: str) -> dict:
+    """The training settings of a call: :data:`DEFAULTS` updated by ``settings``; an unknown name raises."""
+    unknown = sorted(set(settings) - set(DEFAULTS))
+    if unknown:
+        raise TypeError(f"{function}() got unknown keyword argument(s) {', '.join(unknown)}; the settings are "
+                        f"{', '.join(DEFAULTS)} (and seed(s), progress)")
+    return DEFAULTS | settings
+
+
+def _check_progress(progress) -> bool | None:
+    if progress is not None and not isinstance(progress, bool):
+        raise ValueError(f"progress must be True, False or None (automatic), got {progress!r}")
+    return progress
+
+
+def _train_seeds(task, encoding, seeds: tuple[int, ...], settings: dict, progress, function: str):
+    """What :func:`train_transformer` and :func:`train_transformers` share: check everything, train."""
+    settings = _check_settings(settings, function)
+    config = _config(task, encoding, seed=seeds[0], **settings)
+    return _train(config, seeds, _check_progress(progress))
+
+
+_SETTINGS_DOC = ", ".join(f"``{name}={value!r}``" for name, value in DEFAULTS.items())
+
+
+def train_transformer(task, encoding, *, seed: int = 0, progress: bool | None = None, **settings) -> TrainedTransformer:
     r"""Train a Transformer with position scheme ``encoding`` on ``task`` and return it.
 
     ``task``: ``"lookback"`` (causal; target :math:`y_i = x_{i-k}`, ``k = offset``) or ``"reverse"``
     (bidirectional; :math:`y_i = x_{L-1-i}`), see :mod:`pe_lib.tasks`. ``encoding``: ``"none"``,
     ``"sinusoidal"``, ``"learned"`` (a table of ``seq_len`` rows), ``"rope"`` or ``"alibi"``.
+
+    ``settings``, keyword arguments with these defaults (:data:`DEFAULTS`): SETTINGS.
     ``steps`` Adam steps (``learning_rate``) on batches of ``batch_size`` fresh sequences of
-    ``seq_len`` tokens; the parameters are initialised from ``jax.random.PRNGKey(seed)`` and the
-    data drawn from ``numpy.random.default_rng([seed, 0])``. ``progress``: show progress in a
-    Jupyter kernel (``None``: when running in one). Returns a :class:`TrainedTransformer`.
+    ``seq_len`` tokens, a model of ``n_layers`` blocks of ``n_heads`` heads and width ``d_model``;
+    the parameters are initialised from ``numpy.random.default_rng([seed, 1])`` and the data drawn
+    from ``numpy.random.default_rng([seed, 0])``. ``progress``: show progress in a Jupyter kernel
+    (``None``: when running in one). Returns a :class:`TrainedTransformer`; an unknown setting
+    raises ``TypeError``, a bad value ``ValueError``.
 
     The defaults were chosen by measurement (seed 0, 2 cores): sinusoidal reaches 100% on lookback
     at the training length and RoPE keeps 100% at twice it. One head of width 32 is what RoPE needs
@@ -288,43 +323,39 @@ def train_transformer(
     1/256 and barely sees position. ``n_heads=8, d_model=64`` gives ALiBi about 86% on lookback after
     1000 steps and 95% after 2000, at 1x, 2x and 4x the training length alike.
     """
-    return train_transformers(task, encoding, seq_len=seq_len, steps=steps, seeds=(seed,), d_model=d_model,
-                              n_layers=n_layers, n_heads=n_heads, batch_size=batch_size,
-                              learning_rate=learning_rate, vocab_size=vocab_size, offset=offset,
-                              progress=progress)[0]
+    seed = check_positive_int(seed, name="seed", minimum=0)
+    return _train_seeds(task, encoding, (seed,), settings, progress, "train_transformer")[0]
 
 
-def train_transformers(
-    task,
-    encoding,
-    *,
-    seeds=(0, 1, 2),
-    seq_len: int = DEFAULTS["seq_len"],
-    steps: int = DEFAULTS["steps"],
-    d_model: int = DEFAULTS["d_model"],
-    n_layers: int = DEFAULTS["n_layers"],
-    n_heads: int = DEFAULTS["n_heads"],
-    batch_size: int = DEFAULTS["batch_size"],
-    learning_rate: float = DEFAULTS["learning_rate"],
-    vocab_size: int = DEFAULTS["vocab_size"],
-    offset: int = DEFAULTS["offset"],
-    progress: bool | None = None,
-) -> tuple[TrainedTransformer, ...]:
+def _show_settings(function):
+    """Give ``function`` (``..., **settings``) the signature that lists the settings by name with their
+    defaults, as ``help()`` and Jupyter's completion show it; the checks stay in :func:`_check_settings`."""
+    signature = inspect.signature(function)
+    kept = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    named = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=value) for name, value in DEFAULTS.items()]
+    function.__signature__ = signature.replace(parameters=kept + named)
+    return function
+
+
+train_transformer.__doc__ = train_transformer.__doc__.replace("SETTINGS", _SETTINGS_DOC)
+_show_settings(train_transformer)
+
+
+def train_transformers(task, encoding, *, seeds=(0, 1, 2), progress: bool | None = None,
+                       **settings) -> tuple[TrainedTransformer, ...]:
     """Train one model per seed in ``seeds`` in a single ``jax.vmap``-ed run (cheaper than a loop).
 
-    Arguments as :func:`train_transformer`. The models match separate runs with the same seeds up to
+    The settings as :func:`train_transformer`. The models match separate runs with the same seeds up to
     float32 rounding (a vmapped matrix product may sum in another order). Returns a tuple of
     :class:`TrainedTransformer`, one per seed, in order.
     """
     if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__len__") or len(seeds) == 0:
         raise ValueError(f"seeds must be a non-empty sequence of integers >= 0, got {seeds!r}")
     seeds = tuple(check_positive_int(s, name="seed", minimum=0) for s in seeds)
-    config = _config(task, encoding, seq_len=seq_len, steps=steps, seed=seeds[0], d_model=d_model,
-                     n_layers=n_layers, n_heads=n_heads, batch_size=batch_size, learning_rate=learning_rate,
-                     vocab_size=vocab_size, offset=offset)
-    if progress is not None and not isinstance(progress, bool):
-        raise ValueError(f"progress must be True, False or None (automatic), got {progress!r}")
-    return tuple(_train(config, seeds, progress))
+    return tuple(_train_seeds(task, encoding, seeds, settings, progress, "train_transformers"))
+
+
+_show_settings(train_transformers)
 
 
 def check_model(model) -> TrainedTransformer:

@@ -40,3 +40,52 @@ def test_a_changed_number_is_detected(tmp_path):
     results["sinusoidal"]["accuracy"]["pe_lib"] *= 10
     report.write_page(results, page)
     assert report.generated_block(page.read_text()) != report.generated_block(report.PAGE.read_text())
+
+
+def _training_result(first_median: float) -> dict:
+    """A hand-written ``results["training"]`` as run.py stores it (times in seconds)."""
+    def t(median, lo, hi):
+        return {"median": median, "min": lo, "max": hi}
+
+    return {
+        "goal_s": 10.0, "task": "lookback", "encoding": "sinusoidal", "steps": 1000,
+        "config": {"task": "lookback", "encoding": "sinusoidal", "seq_len": 32, "steps": 1000, "seed": 0,
+                   "d_model": 32, "n_layers": 2, "n_heads": 1, "batch_size": 16, "learning_rate": 0.003,
+                   "vocab_size": 16, "offset": 3},
+        "import_jax": t(0.91, 0.88, 0.97), "first_run": t(first_median, 6.2, 7.0), "cached_run": t(3.84, 3.8, 4.0),
+        "compile_estimate": t(2.71, 2.4, 3.0), "first_run_disk_cache": t(4.44, 4.3, 4.6),
+        "first_run_with_import": t(first_median + 0.91, 7.1, 7.9), "per_step_ms": 3.84,
+        "deterministic": True, "accuracy": 1.0, "load_average": 0.52,
+    }
+
+
+def test_training_section_shows_every_measurement():
+    text = "\n".join(report.render_training(_training_result(6.55)))
+    for expected in [
+        '`pe_lib.train_transformer("lookback", "sinusoidal")`', "2 blocks of 1 head(s)", "$L = 32$",
+        "batches of 16", "learning rate 0.003", "1000 Adam steps",
+        "| importing JAX and optax | 0.9 (0.9–1.0) |",
+        "| first call: compiling and 1000 steps | 6.5 (6.2–7.0) |",
+        "| of which compiling (first call minus a second one) | 2.7 (2.4–3.0) |",
+        "| a second call in the same Python: the steps alone | 3.8 (3.8–4.0) |",
+        "| per step | 3.8 ms |",
+        "| importing and the first call | 7.5 (7.1–7.9) |",
+        "| first call in a new Python with the disk cache of an earlier one | 4.4 (4.3–4.6) |",
+        "importing and the first call within 10 s — met.",
+        "in the same Python and in a new one: yes.",
+        "at the training length: 100.0%.", "after the runs: 0.52.",
+    ]:
+        assert expected in text, expected
+
+
+def test_training_section_says_when_the_goal_is_missed():
+    result = _training_result(9.5) | {"deterministic": False}  # 9.5 s + 0.91 s of imports > 10 s
+    text = "\n".join(report.render_training(result))
+    assert "within 10 s — **not met**." in text and "in a new one: **no**." in text
+
+
+def test_training_section_without_results():
+    for missing in ({}, {"training": None}):
+        assert "Not measured yet" in "\n".join(report.render_training(missing.get("training")))
+    results = json.loads(report.RESULTS.read_text())
+    assert "### Training a Transformer" in report.render(results)

@@ -57,7 +57,7 @@ def test_trained_head_attends_k_back(rope_lookback):
 
 def test_same_arguments_same_bits(short_learned):
     a = short_learned
-    assert a.losses.shape == (13,)  # 13 steps: 7 chunks of 2, the last one padded
+    assert a.losses.shape == (13,)
     b = pe_lib.train_transformer("reverse", "learned", **SHORT)
     np.testing.assert_array_equal(a.losses, b.losses)
     for x, y in zip(a.params["blocks"][0].values(), b.params["blocks"][0].values(), strict=True):
@@ -140,6 +140,41 @@ def test_bad_training_arguments(kwargs, message):
     args = {"task": "lookback", "encoding": "sinusoidal"} | kwargs
     with pytest.raises(ValueError, match=message):
         pe_lib.train_transformer(args.pop("task"), args.pop("encoding"), **args)
+
+
+def test_chunks_and_padding_change_nothing(short_learned, monkeypatch):
+    """The steps run in chunks of CHUNK_STEPS (one lax.scan call each; a shorter run is one chunk) and
+    the last chunk is padded with steps that change nothing: 13 steps in chunks of 5 (5 + 5 + 3, two
+    padding steps) give the bits of 13 steps in one chunk."""
+    monkeypatch.setattr(training, "CHUNK_STEPS", 5)
+    chunked = pe_lib.train_transformer("reverse", "learned", **SHORT)
+    np.testing.assert_array_equal(chunked.losses, short_learned.losses)
+    np.testing.assert_array_equal(training._flatten(chunked.params), training._flatten(short_learned.params))
+
+
+def test_compiler_options_cap_x86_only():
+    assert training._compiler_options("x86_64") == {"xla_backend_optimization_level": 1, "xla_cpu_max_isa": "AVX2"}
+    assert training._compiler_options("AMD64")["xla_cpu_max_isa"] == "AVX2"
+    assert training._compiler_options("arm64") == {"xla_backend_optimization_level": 1}
+
+
+def test_signatures_name_every_setting():
+    import inspect
+
+    for train, first in ((pe_lib.train_transformer, "seed"), (pe_lib.train_transformers, "seeds")):
+        params = inspect.signature(train).parameters
+        assert list(params)[:4] == ["task", "encoding", first, "progress"]
+        assert {name: p.default for name, p in list(params.items())[4:]} == dict(
+            seq_len=32, steps=1000, d_model=32, n_layers=2, n_heads=1, batch_size=16, learning_rate=3e-3,
+            vocab_size=16, offset=3)
+    assert "``n_heads=1``" in pe_lib.train_transformer.__doc__ and "SETTINGS" not in pe_lib.train_transformer.__doc__
+
+
+def test_unknown_setting_is_refused():
+    for train in (pe_lib.train_transformer, pe_lib.train_transformers):
+        with pytest.raises(TypeError, match=r"unknown keyword argument\(s\) d_modle, layers; the settings are "
+                                            r"seq_len, steps, d_model"):
+            train("lookback", "rope", d_modle=16, layers=1)
 
 
 @pytest.mark.parametrize("seeds", [(), "01", 3, (0, -1)])

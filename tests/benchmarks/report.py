@@ -39,6 +39,47 @@ def _met(ok: bool) -> str:
     return "met" if ok else "**not met**"
 
 
+def _seconds(t: dict) -> str:
+    """Seconds, one decimal: median (fastest–slowest)."""
+    return f"{t['median']:.1f} ({t['min']:.1f}–{t['max']:.1f})"
+
+
+def render_training(training: dict | None) -> list[str]:
+    """The lines of the section on training a Transformer (``results["training"]`` of run.py)."""
+    lines = ["### Training a Transformer", ""]
+    if not training:
+        return lines + ["Not measured yet: run `make bench` (or `python tests/benchmarks/run.py --only training`)."]
+    c = training["config"]
+    total = training["first_run_with_import"]
+    lines += [
+        f"One call of `pe_lib.train_transformer(\"{training['task']}\", \"{training['encoding']}\")` with the "
+        f"default settings ({c['n_layers']} blocks of {c['n_heads']} head(s), "
+        rf"$d_\text{{model}} = {c['d_model']}$, sequences of $L = {c['seq_len']}$ tokens, batches of "
+        f"{c['batch_size']}, learning rate {c['learning_rate']:g}, {training['steps']} Adam steps), in a fresh "
+        "Python with an empty compilation cache, as on a machine that has never trained a model. Seconds: "
+        "the median of the runs, the fastest and the slowest in brackets.",
+        "",
+        "| what | seconds |",
+        "|---|---|",
+        f"| importing JAX and optax | {_seconds(training['import_jax'])} |",
+        f"| first call: compiling and {training['steps']} steps | {_seconds(training['first_run'])} |",
+        f"| of which compiling (first call minus a second one) | {_seconds(training['compile_estimate'])} |",
+        f"| a second call in the same Python: the steps alone | {_seconds(training['cached_run'])} |",
+        f"| per step | {training['per_step_ms']:.1f} ms |",
+        f"| importing and the first call | {_seconds(total)} |",
+        f"| first call in a new Python with the disk cache of an earlier one | "
+        f"{_seconds(training['first_run_disk_cache'])} |",
+        "",
+        f"- Goal: importing and the first call within {training['goal_s']:.0f} s — "
+        f"{_met(total['median'] <= training['goal_s'])}.",
+        f"- Bit-identical losses when the same call is repeated, in the same Python and in a new one: "
+        f"{'yes' if training['deterministic'] else '**no**'}.",
+        f"- Accuracy of the trained model at the training length: {100 * training['accuracy']:.1f}%.",
+        f"- Load average (1 min) after the runs: {training['load_average']:.2f}.",
+    ]
+    return lines
+
+
 def render(results: dict) -> str:
     """The generated part of the performance page, as MyST markdown."""
     m = results["machine"]
@@ -164,7 +205,7 @@ def render(results: dict) -> str:
         ]
         for cell in book["slowest_cells"]:
             lines.append(f"| {cell['notebook']} | {cell['cell']} | {cell['seconds']:.2f} |")
-    lines += ["", "### Widgets", ""]
+    lines += ["", *render_training(results.get("training")), "", "### Widgets", ""]
     widgets = results.get("widgets", {})
     if not widgets.get("builders"):
         lines.append(widgets.get("note", "No widget builders were found in `pe_lib`."))

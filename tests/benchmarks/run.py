@@ -5,6 +5,7 @@ Usage::
     python tests/benchmarks/run.py            # the table, shifts, widgets and a training run (a few minutes)
     python tests/benchmarks/run.py --book     # also nbval, a clean build and an execution of every notebook
     python tests/benchmarks/run.py --quick    # fewer repetitions, results not saved
+    python tests/benchmarks/run.py --only training   # one section alone, printed as on the page, not saved
 
 Every comparison is a ratio measured in one run: the implementations being compared are timed in
 turn, round after round (``time.perf_counter``), and the median, fastest and slowest runs are kept.
@@ -375,7 +376,7 @@ def bench_widgets(quick: bool) -> dict:
 # ---- 5. training a Transformer ---------------------------------------------------------------------------------
 TRAINING_GOAL_S = 10.0
 _TRAINING_SCRIPT = """
-import json, sys, time
+import dataclasses, json, sys, time
 start = time.perf_counter()
 import jax, optax  # what the first train_transformer call imports
 imported = time.perf_counter()
@@ -389,7 +390,7 @@ again = pe_lib.train_transformer(task, encoding, progress=False)  # compiled fun
 second = time.perf_counter() - second
 print(json.dumps({"import_s": imported - start, "first_s": first, "cached_s": second, "steps": len(model.losses),
                   "identical": bool((model.losses == again.losses).all()), "losses": model.losses.tolist(),
-                  "accuracy": pe_lib.task_accuracy(model, model.seq_len), "config": repr(model.config)}))
+                  "accuracy": pe_lib.task_accuracy(model, model.seq_len), "config": dataclasses.asdict(model.config)}))
 """
 
 
@@ -411,10 +412,12 @@ def bench_training(quick: bool) -> dict:
     cached = summarize([r["cached_s"] for r in runs])
     compile_s = summarize([r["first_s"] - r["cached_s"] for r in runs])
     warm = summarize([r["warm_first_s"] for r in runs])
+    total = summarize([r["import_s"] + r["first_s"] for r in runs])  # what a learner waits for
     result = {
         "goal_s": TRAINING_GOAL_S, "task": "lookback", "encoding": "sinusoidal", "config": runs[0]["config"],
         "steps": runs[0]["steps"], "import_jax": summarize([r["import_s"] for r in runs]), "first_run": first,
         "cached_run": cached, "compile_estimate": compile_s, "first_run_disk_cache": warm,
+        "first_run_with_import": total,
         "per_step_ms": cached["median"] / runs[0]["steps"] * 1e3,
         "deterministic": all(r["identical"] and r["same_losses"] for r in runs), "accuracy": runs[0]["accuracy"],
         "load_average": round(os.getloadavg()[0], 2),
@@ -422,8 +425,9 @@ def bench_training(quick: bool) -> dict:
     print(f"  default run (lookback, sinusoidal, {result['steps']} steps): first call {first['median']:.1f} s "
           f"(compile ~{compile_s['median']:.1f} s + steps {cached['median']:.1f} s, "
           f"{result['per_step_ms']:.1f} ms/step); with the disk cache of an earlier process {warm['median']:.1f} s; "
-          f"importing jax {result['import_jax']['median']:.1f} s; goal <= {TRAINING_GOAL_S:.0f} s -> "
-          f"{'met' if first['median'] <= TRAINING_GOAL_S else 'NOT MET'}; bit-identical repeats: "
+          f"importing jax {result['import_jax']['median']:.1f} s; importing + first call {total['median']:.1f} s, "
+          f"goal <= {TRAINING_GOAL_S:.0f} s -> {'met' if total['median'] <= TRAINING_GOAL_S else 'NOT MET'}; "
+          f"bit-identical repeats: "
           f"{result['deterministic']}; accuracy {100 * result['accuracy']:.1f}%; load {result['load_average']}",
           flush=True)
     return result
@@ -521,7 +525,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--book", action="store_true", help="also time nbval, a clean build and an execution")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions; implies --no-save")
     parser.add_argument("--no-save", action="store_true", help="print only; leave the JSON and the page alone")
+    parser.add_argument("--only", choices=["training"],
+                        help="run this section alone and print its part of the page (implies --no-save)")
     args = parser.parse_args(argv)
+    if args.only == "training":
+        print("5. training a Transformer")
+        training = bench_training(args.quick)
+        print("\n" + "\n".join(report.render_training(training)))
+        return 0
     results = {"date": datetime.date.today().isoformat(), "machine": machine(), "load_average": {}}
     results["load_average"]["start"] = round(os.getloadavg()[0], 2)
     print(f"machine: {results['machine']['cpu']}, {results['machine']['logical_cpus']} CPUs, "
