@@ -3,7 +3,10 @@
 A chapter ends a figure cell with ``pe_lib.show(fig, alt="...")``. That displays one output with
 
 * ``image/png`` rendered at twice the figure's resolution, with ``width``/``height`` metadata at
-  1x so that browsers show it at its designed size and sharp on high-density screens;
+  1x so that browsers show it at its designed size and sharp on high-density screens. The PNG holds
+  an adaptive palette of 256 colours when that reproduces the drawing almost exactly (line plots,
+  heat maps of one colour map: their other colours are anti-aliasing blends), about a third of the
+  bytes of full colour; otherwise full colour, losslessly (:func:`encode_png`);
 * ``alt`` in the output metadata: ``tools/execute.py`` copies it into the cell's
   ``mystnb.image.alt``, which myst-nb writes into the page's ``<img alt=...>``;
 * ``text/plain``: :func:`figure_digest`, a rounded summary of every number the figure draws.
@@ -27,6 +30,12 @@ from matplotlib.patches import Rectangle
 MAX_WIDTH_PX = 760
 RESOLUTION = 2  # device pixels per CSS pixel in the stored PNG
 DIGEST_PREFIX = "Figure data"
+# A palette replaces the full-colour pixels only if no more than PALETTE_MAX_SHARE of the pixels move by
+# more than PALETTE_TOLERANCE levels (of 255) in a channel (those are anti-aliased edge pixels) and the
+# mean move is at most PALETTE_MAX_MEAN levels (a smooth gradient of many colours would show bands).
+PALETTE_TOLERANCE = 16
+PALETTE_MAX_SHARE = 0.005
+PALETTE_MAX_MEAN = 1.0
 
 
 def _rounded(x: float, quantum: float) -> str:
@@ -89,11 +98,43 @@ def figure_digest(fig: Figure) -> str:
     return "\n".join(out)
 
 
-def _png(fig: Figure, dpi: float) -> bytes:
+def encode_png(rgba) -> bytes:
+    """A small PNG of an ``(height, width, 4)`` uint8 RGBA image that looks the same as the image.
+
+    An opaque image is quantized to an adaptive palette of 256 colours (Pillow's median cut, no
+    dithering) and the palette is kept if at most ``PALETTE_MAX_SHARE`` of the pixels differ from
+    the image by more than ``PALETTE_TOLERANCE`` levels in any channel and the mean difference (the
+    largest channel's, over all pixels) is at most ``PALETTE_MAX_MEAN``; otherwise, and for an image
+    with transparency, the PNG is lossless (RGB, or RGBA when any pixel is transparent). Nothing but
+    the pixels is stored (no "Software" stamp), so the bytes depend on the image only.
+    Returns the PNG file's bytes.
+    """
+    from PIL import Image
+
+    rgba = np.asarray(rgba)
+    if rgba.dtype != np.uint8 or rgba.ndim != 3 or rgba.shape[2] != 4 or 0 in rgba.shape:
+        raise ValueError(f"rgba must be a (height, width, 4) uint8 array, got {rgba.dtype} of shape {rgba.shape}")
     buf = io.BytesIO()
-    # no "Software" stamp: the bytes depend on the figure only, so re-execution keeps git diff empty
-    fig.savefig(buf, format="png", dpi=dpi, facecolor=fig.get_facecolor(), metadata={"Software": None})
+    if not (rgba[..., 3] == 255).all():
+        Image.fromarray(rgba, mode="RGBA").save(buf, format="PNG")
+        return buf.getvalue()
+    rgb = Image.fromarray(np.ascontiguousarray(rgba[..., :3]), mode="RGB")  # (height, width, 3)
+    palette = rgb.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    moved = np.abs(np.asarray(palette.convert("RGB"), dtype=np.int16) - rgba[..., :3]).max(axis=2)
+    faithful = np.mean(moved > PALETTE_TOLERANCE) <= PALETTE_MAX_SHARE and moved.mean() <= PALETTE_MAX_MEAN
+    (palette if faithful else rgb).save(buf, format="PNG")  # zlib level 6: level 9 saves 5% in 7x the time
     return buf.getvalue()
+
+
+def _png(fig: Figure, dpi: float) -> bytes:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, facecolor=fig.get_facecolor())
+    buf.seek(0)
+    with Image.open(buf) as drawn:
+        rgba = np.asarray(drawn.convert("RGBA"))  # (height, width, 4)
+    return encode_png(rgba)
 
 
 def show(fig: Figure, *, alt: str) -> None:

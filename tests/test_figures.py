@@ -1,6 +1,7 @@
 """pe_lib.show and figure_digest: the text nbval compares must change when the drawn data changes."""
 
 import base64
+import io
 from unittest import mock
 
 import matplotlib
@@ -12,6 +13,7 @@ import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 import pe_lib  # noqa: E402
+from pe_lib import figures  # noqa: E402
 
 
 def _figure(y, *, width=6.0):
@@ -101,3 +103,84 @@ def test_show_rejects_figures_wider_than_the_text_column():
         pe_lib.show(_figure([0.0], width=8.0), alt="A line that is too wide.")
     with pytest.raises(TypeError, match="matplotlib Figure"):
         pe_lib.show(None, alt="Nothing at all here.")
+
+
+# ---- the PNG's bytes: a palette when it looks the same, full colour otherwise -----------------------
+def _decoded(png: bytes) -> tuple[int, np.ndarray]:
+    """(PNG colour type from the IHDR chunk, the pixels as an RGBA uint8 array)."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        return png[25], np.asarray(image.convert("RGBA"))
+
+
+def _drawn(fig: Figure, dpi: float, **kwargs) -> np.ndarray:
+    """The figure's pixels as matplotlib draws them (its own PNG writer, lossless)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, **kwargs)
+    return _decoded(buf.getvalue())[1], len(buf.getvalue())
+
+
+def _dense_lines() -> Figure:
+    """Like chapter 8's figure: thousands of anti-aliased colours from a few crossing curves, and a heat map."""
+    fig = Figure(figsize=(7.6, 3.4), dpi=100)
+    lines, heat = fig.subplots(1, 2, width_ratios=[2, 1])
+    x = np.linspace(0, 4000, 4001)
+    for k, colour in enumerate(["tab:orange", "tab:green", "tab:blue"]):
+        lines.plot(x, np.cos(x / (3 + k)) / (1 + x / 1000), color=colour, lw=0.8, label=f"curve {k}")
+    lines.legend(loc="upper right")
+    lines.set_title("dense crossing curves")
+    heat.imshow(np.cos(np.add.outer(np.arange(48), np.arange(48)) / 7))  # viridis, 48 x 48 cells
+    heat.set_title("a heat map")
+    return fig
+
+
+def test_a_line_plot_is_stored_as_a_palette_that_looks_the_same_in_far_fewer_bytes():
+    fig = _dense_lines()
+    drawn, full_bytes = _drawn(fig, 200)
+    with mock.patch("IPython.display.display") as display:
+        pe_lib.show(fig, alt="Three dense crossing curves beside a small heat map.")
+    png = base64.b64decode(display.call_args[0][0]["image/png"])
+    kind, pixels = _decoded(png)
+    assert kind == 3  # indexed colour
+    assert pixels.shape == drawn.shape == (680, 1520, 4)
+    moved = np.abs(pixels.astype(int) - drawn).max(axis=2)
+    assert np.mean(moved > 16) <= 0.005 and moved.mean() < 0.5, (np.mean(moved > 16), moved.mean())
+    white = (drawn == 255).all(axis=2)
+    assert white.mean() > 0.5 and (pixels[white] == 255).all()  # the white ground stays exactly white
+    assert len(png) < 0.6 * full_bytes, (len(png), full_bytes)  # measured: 87 of 158 KB
+    assert len(png) < 150 * 1024  # the site's budget per figure (tools/site_report.py)
+
+
+def test_a_figure_of_many_colours_stays_lossless():
+    rng = np.random.default_rng(0)
+    noise = rng.integers(0, 256, size=(60, 80, 4), dtype=np.uint8)
+    noise[..., 3] = 255  # opaque, 4800 colours that no 256-colour palette can hold
+    kind, pixels = _decoded(figures.encode_png(noise))
+    assert kind == 2 and np.array_equal(pixels, noise)  # RGB, exact
+    # a smooth two-colour gradient: 65,536 colours, each close to a neighbour; a palette moves many
+    i, j = np.meshgrid(np.arange(256), np.arange(256), indexing="ij")
+    smooth = np.stack([i, j, (i + j) // 2, np.full_like(i, 255)], axis=-1).astype(np.uint8)
+    kind, pixels = _decoded(figures.encode_png(smooth))
+    assert kind == 2 and np.array_equal(pixels, smooth)
+
+
+def test_a_figure_with_transparency_keeps_its_alpha_exactly():
+    fig = _figure([0.0, 1.0])
+    drawn, _ = _drawn(fig, 100, transparent=True)
+    assert (drawn[..., 3] < 255).any()
+    kind, pixels = _decoded(figures.encode_png(drawn))
+    assert kind == 6 and np.array_equal(pixels, drawn)  # RGBA, exact
+    few = np.zeros((4, 4, 4), dtype=np.uint8)
+    few[..., 3] = 255  # one opaque colour: a palette, exact
+    kind, pixels = _decoded(figures.encode_png(few))
+    assert kind == 3 and np.array_equal(pixels, few)
+    assert figures.encode_png(few) == figures.encode_png(few.copy())  # the bytes depend on the pixels only
+
+
+@pytest.mark.parametrize(
+    "bad", [np.zeros((4, 4, 3), np.uint8), np.zeros((4, 4, 4), float), np.zeros((0, 4, 4), np.uint8), [[1]]]
+)
+def test_encode_png_rejects_what_is_not_an_rgba_image(bad):
+    with pytest.raises(ValueError, match=r"rgba must be a \(height, width, 4\) uint8 array, got"):
+        figures.encode_png(bad)
