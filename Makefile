@@ -92,11 +92,16 @@ nbval: venv
 	OPENBLAS_NUM_THREADS=1 $(BIN)/pytest -p no:cacheprovider --nbval --nbval-current-env $(XDIST) --dist loadscope \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg -o addopts= -o testpaths= --durations=20 $(NOTEBOOKS)
 
-# The website in headless Chromium (tests/browser); needs the site that `make book` built.
+# The website in headless Chromium (tests/browser); needs the site that `make book` built. Two test
+# processes (pytest-xdist), each test file (the pages: each half) in order in one of them; BROWSER_JOBS=0
+# runs them all in this one. Screenshots of each page's first screen go to _build/screenshots/
+# (BOOK_SCREENSHOTS=full: whole pages, slower).
+BROWSER_JOBS ?= 2
 browser: venv tests/browser/node_modules/.package-lock.json
 	@test -f $(HTML)/index.html || { echo "no built site at $(HTML): run make book first"; exit 1; }
 	REQUIRE_BROWSER=$(REQUIRE_BROWSER) BOOK_HTML=$(abspath $(HTML)) CHROMIUM=$(CHROMIUM) \
-	  $(BIN)/pytest -p no:cacheprovider -m browser -o addopts="-ra --strict-markers" --durations=5 tests/browser
+	  $(BIN)/pytest -p no:cacheprovider -m browser -o addopts="-ra --strict-markers" --durations=5 \
+	  -n $(BROWSER_JOBS) --dist loadgroup tests/browser
 
 execute: venv
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python tools/execute.py $(NOTEBOOKS)

@@ -6,16 +6,25 @@ or ``$CHROMIUM``) driven by Playwright; ``playwright install`` is never needed.
 
 Without Chromium the browser tests are *skipped* with the reason, a banner says in capital letters
 that they were NOT RUN, and with ``REQUIRE_BROWSER=1`` (CI) they fail instead.
+
+``make browser`` runs the tests in two processes (pytest-xdist, ``-n 2 --dist loadfile``: each test
+file stays in one process, in order, so a file's shared browser context and its page loaded ahead
+keep working; test_pages.py's page checks come in two halves, one per process). Each process has
+its own Chromium and server; what the summary at the end prints (page weights, the slow-4G paint
+times, the NOT RUN banner) travels to the main process in the test reports (``record_property``,
+the skip reason), so it is printed with or without ``-n``.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
+import uuid
 from pathlib import Path
 
 import pytest
-from site_helpers import ROOT, serve
+from site_helpers import AXE, ROOT, serve, test_group
 
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 # Flags known to work on these machines: no sandbox as root, no GPU, and none of Chromium's own
@@ -26,7 +35,26 @@ CHROMIUM_ARGS = [
     # belt and braces besides the tests' request routing: no host but 127.0.0.1 even resolves
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
 ]
+NOT_RUN_PREFIX = "BROWSER TESTS WERE NOT RUN: "
 NOT_RUN: list[str] = []  # why the browser tests were skipped, for the banner at the end
+PAGE_WEIGHTS: dict[str, tuple[int, int, int]] = {}  # docname: (requests, bytes, bytes of its own figures)
+SLOW_4G: dict[str, object] = {}  # the introduction's paint times on slow 4G
+# One id per run, shared by the processes of one pytest-xdist run: the screenshots folder is emptied once.
+RUN_ID = uuid.uuid4().hex
+
+
+def pytest_runtest_logreport(report):
+    """Collect what the summary prints from every test's report (the main process sees every report)."""
+    for name, value in report.user_properties:
+        if name == "page_weight":
+            docname, *numbers = value
+            PAGE_WEIGHTS[docname] = tuple(numbers)
+        elif name == "slow_4g":
+            SLOW_4G.update(value)
+    if report.skipped and isinstance(report.longrepr, tuple) and NOT_RUN_PREFIX in report.longrepr[2]:
+        reason = report.longrepr[2].split(NOT_RUN_PREFIX, 1)[1]
+        if reason not in NOT_RUN:
+            NOT_RUN.append(reason)
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -38,12 +66,12 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line("!!!  Install it (apt-get install chromium), then `make browser`;", red=True)
         terminalreporter.write_line("!!!  with REQUIRE_BROWSER=1 (as in CI) this is a failure.", red=True)
         terminalreporter.write_line(line, red=True, bold=True)
-    paints = getattr(terminalreporter.config, "_slow_4g", None)
+    paints = SLOW_4G
     if paints:
         fcp, lcp, load = (paints[k] / 1000 for k in ("fcp", "lcp", "load"))
         terminalreporter.write_line(f"Introduction on slow 4G (phone, empty cache): first paint {fcp:.2f} s, "
                                     f"largest paint {lcp:.2f} s ({paints['element']}), loaded {load:.2f} s")
-    weights = getattr(terminalreporter.config, "_page_weights", None)
+    weights = PAGE_WEIGHTS
     if weights:
         terminalreporter.write_line("Page weight as loaded by Chromium with an empty cache (heaviest first, "
                                     "then without the page's own figures):")
@@ -61,10 +89,17 @@ def book_html() -> Path:
 
 
 @pytest.fixture(scope="session")
-def screenshots(book_html) -> Path:
+def screenshots(book_html, request) -> Path:
+    """``_build/screenshots/``, emptied once per run (by whichever test process gets here first)."""
     folder = book_html.parent / "screenshots"
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
+    run = getattr(request.config, "workerinput", {}).get("testrunuid", RUN_ID)
+    with open(book_html.parent / ".screenshots.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        marker = folder / ".run"
+        if not marker.is_file() or marker.read_text() != run:
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            marker.write_text(run)
     return folder
 
 
@@ -78,8 +113,7 @@ def site(book_html):
 def _not_run(request, reason: str):
     if os.environ.get("REQUIRE_BROWSER", "0") == "1":
         pytest.fail(f"REQUIRE_BROWSER=1 but {reason}", pytrace=False)
-    NOT_RUN.append(reason)
-    pytest.skip(f"BROWSER TESTS WERE NOT RUN: {reason}")
+    pytest.skip(f"{NOT_RUN_PREFIX}{reason}")  # the banner finds the reason in the report
 
 
 @pytest.fixture(scope="session")
@@ -102,27 +136,35 @@ def browser(request):
     playwright.stop()
 
 
-# Known failures found after merging the session-2 branches, left for the next session (see the closing
-# note of session 2). Each is reported as XFAIL with its reason, never as a pass; remove an entry when
-# its cause is fixed.
-KNOWN_FAILURES = {
-    "test_site_files.py::test_figures_are_within_budget_and_report_runs":
-        "2x PNGs from pe_lib.show: three figures are 195-212 KB, over the per-figure budget",
-    "test_phone.py::test_nothing_is_wider_than_a_phone[notebooks/05_the_clock]":
-        "the clock player's no-script strip of frames is clipped by an overflow-hidden box at 390 px",
-    "test_pages.py::test_page_works_in_the_browser[notebooks/02_why_add]":
-        "raw TeX left by the build-time KaTeX rendering in a cross-reference title",
-    "test_pages.py::test_page_works_in_the_browser[notebooks/18_beyond_the_sentence]":
-        "raw TeX left by the build-time KaTeX rendering ($d_\\text{model}/2$)",
-    "test_pages.py::test_search_finds_the_books_numbers_and_names[RoPE-notebooks/12_rope]":
-        "search ranks chapter 12 below five other pages for 'RoPE'",
-    "test_pages.py::test_dark_mode_shows_figures_on_a_dimmed_card":
-        "chapter 1's figure corners are not on the light card in dark mode",
-}
+
+@pytest.fixture(scope="session")
+def axe_source() -> str:
+    """The text of axe-core's script, to inject into a page."""
+    if not AXE.is_file():
+        pytest.fail(f"axe-core is not installed at {AXE}: run `npm ci --prefix tests/browser` "
+                    "(make browser does this)", pytrace=False)
+    return AXE.read_text(encoding="utf-8")
 
 
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        reason = KNOWN_FAILURES.get(item.nodeid.split("tests/browser/")[-1])
-        if reason:
-            item.add_marker(pytest.mark.xfail(reason=f"known failure, left for the next session: {reason}"))
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own choice
+def pytest_xdist_make_scheduler(config, log):
+    """``-n 2 --dist loadfile``, with test_pages.py's page checks in two halves (see ``test_group``).
+
+    (pytest-xdist's ``--dist loadgroup`` would do this with marks, but with pytest 9.2 it silently
+    stops grouping: pytest-xdist issue 1386.)"""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByFileAndHalf(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return test_group(nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            # the two halves of the pages (the longest groups) first, then the rest, most tests first
+            halves = [scope for scope in self.workqueue if " pages " in scope]
+            if halves:
+                self.workqueue.move_to_end(halves[0], last=False)
+            super()._assign_work_unit(node)
+
+    return ByFileAndHalf(config, log)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.server
+import os
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -13,6 +14,9 @@ from urllib.parse import urljoin
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
+# Screenshots for a person to look at: each page's first screen; BOOK_SCREENSHOTS=full takes whole pages
+# (a full-page screenshot of a long chapter costs 1-3 s, and no check reads it).
+FULL_SCREENSHOTS = os.environ.get("BOOK_SCREENSHOTS", "") == "full"
 VIEWPORT = {"width": 1280, "height": 900}  # a desktop
 PHONE = {"width": 390, "height": 844}  # a phone held upright (CSS pixels)
 
@@ -32,6 +36,23 @@ def toc_docnames(toc_path: Path = ROOT / "_toc.yml") -> list[str]:
     walk(toc.get("parts"))
     walk(toc.get("chapters"))
     return [n.removesuffix(".ipynb").removesuffix(".md") for n in names]
+
+
+PAGE_CHECK = "test_pages.py::test_page_works_in_the_browser["
+
+
+def test_group(nodeid: str) -> str:
+    """The group of tests that one test process runs in order (pytest-xdist): the test's file, except
+    that test_pages.py's per-page checks (the longest file) come in two halves of the table of contents."""
+    path, _, rest = nodeid.partition("::")
+    if PAGE_CHECK in nodeid:
+        pages = toc_docnames()
+        docname = nodeid.split(PAGE_CHECK, 1)[1].removesuffix("]")
+        return f"{path} pages {1 + 2 * pages.index(docname) // len(pages)} of 2"
+    return path
+
+
+test_group.__test__ = False  # a helper, not a test
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -144,3 +165,18 @@ def settle(page) -> None:
     """Wait until web fonts are in and every image finished loading (the math is typeset at build time)."""
     page.evaluate("() => document.fonts.ready.then(() => true)")
     page.wait_for_function("() => Array.from(document.images).every(i => i.complete)", timeout=15000)
+
+
+# ---- accessibility: axe-core, the npm package pinned in tests/browser/package-lock.json ---------------
+AXE = Path(__file__).resolve().parent / "node_modules" / "axe-core" / "axe.min.js"
+AXE_RUN_JS = """() => axe.run(document, {resultTypes: ['violations']}).then(result => result.violations
+  .filter(v => ['critical', 'serious'].includes(v.impact))
+  .map(v => ({id: v.id, impact: v.impact, help: v.help,
+              nodes: v.nodes.slice(0, 3).map(n => n.target.join(' ') + ' :: ' + n.failureSummary.split('\\n')[1])})))"""
+
+
+def axe_violations(page, axe_source: str) -> list[str]:
+    """The critical and serious violations axe-core finds on a loaded page, one line each."""
+    page.add_script_tag(content=axe_source)
+    found = page.evaluate(AXE_RUN_JS)
+    return [f"{v['impact']} {v['id']} ({v['help']}): {'; '.join(v['nodes'])}" for v in found]

@@ -9,6 +9,8 @@ values from pe_lib, never from the script), and moving a slider must redraw the 
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import nbformat
 import numpy as np
 import pytest
@@ -29,27 +31,32 @@ def widget_cells(docname: str) -> list[str]:
             and any(call in c.source for call in WIDGET_CALLS)]
 
 
-@pytest.mark.parametrize("docname", [d for d in CHAPTERS if widget_cells(d)])
-def test_every_jupyter_explorer_has_a_kernel_free_control(browser, site, docname):
+@contextmanager
+def checked_page(browser, site, docname: str, kind: str | None = None):
+    """Chapter ``docname`` loaded (with its explorer ``kind``, if given); yields ``(page, problems)``.
+
+    The test appends what it finds wrong to ``problems``; when the block ends the page's own problems
+    (HTTP errors, console errors, requests leaving the site) are added and the list must be empty.
+    """
     visit = open_page(browser, site, f"{docname}.html")
+    problems: list[str] = []
     try:
-        sliders = visit.page.evaluate("() => document.querySelectorAll('.bd-article input[type=range]').length")
-        problems = visit.problems(site)
+        if kind is not None and not visit.page.evaluate(
+                f"() => document.querySelectorAll('.pe-explorer[data-explorer={kind}] canvas').length"):
+            pytest.fail(f"{docname} has no {kind!r} explorer (<div class=\"pe-explorer\" data-explorer=\"{kind}\">)")
+        yield visit.page, problems
+        problems += visit.problems(site)
     finally:
         visit.close()
     assert not problems, problems
-    assert sliders > 0, f"{docname} has a Jupyter explorer ({widget_cells(docname)[0]!r}) but no control on the site"
 
 
-def _explorer(browser, site, docname, kind):
-    visit = open_page(browser, site, f"{docname}.html")
-    problems = visit.problems(site)
-    assert not problems, problems
-    count = visit.page.evaluate(f"() => document.querySelectorAll('.pe-explorer[data-explorer={kind}] canvas').length")
-    if count == 0:
-        visit.close()
-        pytest.fail(f"{docname} has no {kind!r} explorer (<div class=\"pe-explorer\" data-explorer=\"{kind}\">)")
-    return visit
+@pytest.mark.parametrize("docname", [d for d in CHAPTERS if widget_cells(d)])
+def test_every_jupyter_explorer_has_a_kernel_free_control(browser, site, docname):
+    with checked_page(browser, site, docname) as (page, problems):
+        if not page.evaluate("() => document.querySelectorAll('.bd-article input[type=range]').length"):
+            widget = widget_cells(docname)[0]
+            problems.append(f"{docname} has a Jupyter explorer ({widget!r}) but no control on the site")
 
 
 def _move(page, kind: str, name: str, value) -> dict:
@@ -77,14 +84,19 @@ def _close(actual: dict, expected: dict) -> list[str]:
     return out
 
 
+def _start(page, kind: str, slider: str, value, defaults: dict, summary: dict, problems: list) -> dict:
+    """Move one slider to ``value``: the explorer must show its ``defaults`` and pe_lib's ``summary``."""
+    start = _move(page, kind, slider, value)
+    params = start["state"]["params"]
+    assert {key: params[key] for key in defaults} == defaults, params
+    problems += _close(start["state"]["summary"], summary)
+    return start
+
+
 def test_the_table_explorer_computes_pe_libs_table(browser, site):
-    visit = _explorer(browser, site, "notebooks/04_visualizing", "table")
-    page = visit.page
-    try:
-        start = _move(page, "table", "n_positions", 64)
-        params = start["state"]["params"]
-        assert (params["n_positions"], params["d_model"], params["base"]) == (64, 128, 10_000), params
-        problems = _close(start["state"]["summary"], pe_lib.explorer_summary(64, 128, 10_000.0))
+    with checked_page(browser, site, "notebooks/04_visualizing", "table") as (page, problems):
+        start = _start(page, "table", "n_positions", 64, {"n_positions": 64, "d_model": 128, "base": 10_000},
+                       pe_lib.explorer_summary(64, 128, 10_000.0), problems)
         for n, d, base in [(300, 96, 10_000.0), (512, 256, 10 ** 5.3), (7, 2, 3.5)]:
             table = np.array(page.evaluate("([n, d, b]) => Array.from(window.peExplorer.sinusoidal(n, d, b))",
                                            [n, d, base])).reshape(n, d)
@@ -102,20 +114,12 @@ def test_the_table_explorer_computes_pe_libs_table(browser, site):
             problems.append(f"the numbers shown do not follow the slider: {moved['text']!r}")
         longest = _move(page, "table", "d_model", 1024)["state"]
         problems += _close(longest["summary"], pe_lib.explorer_summary(64, 1024, base))
-        problems += visit.problems(site)
-    finally:
-        visit.close()
-    assert not problems, problems
 
 
 def test_the_base_explorer_shows_pe_libs_numbers(browser, site):
-    visit = _explorer(browser, site, "notebooks/09_why_10000", "base")
-    page = visit.page
-    try:
-        start = _move(page, "base", "length", 128)
-        params = start["state"]["params"]
-        assert (params["d_model"], params["base"], params["length"]) == (512, 10_000, 128), params
-        problems = _close(start["state"]["summary"], pe_lib.base_summary(512, 128, base=10_000.0))
+    with checked_page(browser, site, "notebooks/09_why_10000", "base") as (page, problems):
+        start = _start(page, "base", "length", 128, {"d_model": 512, "base": 10_000, "length": 128},
+                       pe_lib.base_summary(512, 128, base=10_000.0), problems)
         expected_text = (f"{pe_lib.base_summary(512, 128)['slow_pairs']} of 256 pairs have a wavelength > L = 128; "
                          f"neighbour distance {pe_lib.neighbour_distance(512):.3f}")
         if expected_text not in start["text"]:
@@ -134,10 +138,6 @@ def test_the_base_explorer_shows_pe_libs_numbers(browser, site):
         want = np.sqrt(pe_lib.squared_distance(np.arange(p["length"] + 1), p["d_model"], base=p["base"]))
         if np.abs(curve - want).max() > 1e-12 * np.sqrt(p["d_model"]):
             problems.append(f"distance curve off by {np.abs(curve - want).max():.2e} from pe_lib")
-        problems += visit.problems(site)
-    finally:
-        visit.close()
-    assert not problems, problems
 
 
 def test_number_check_can_fail():

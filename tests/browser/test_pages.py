@@ -1,10 +1,13 @@
 """The website as a reader meets it: every page of the table of contents in headless Chromium.
 
-For each page: HTTP 200 for the page and everything it loads, no failed request, no request that
-leaves 127.0.0.1, no console error, every formula typeset (by KaTeX, at build time) with no raw TeX
+For each page, in one visit (desktop width, light mode): HTTP 200 for the page and everything it
+loads, no failed request, no request that leaves 127.0.0.1, no console error, no critical or serious
+accessibility violation (axe-core), every formula typeset (by KaTeX, at build time) with no raw TeX
 left, every image loaded, every internal link (and its #anchor) resolving, copy buttons on code, a
 download button on chapters, previous/next links in table-of-contents order, every slider redrawing
-something — and a full-page screenshot in ``_build/screenshots/``. Then: the search finds "rotation"
+something, the first-visit weight within budget — and a screenshot in ``_build/screenshots/`` (the
+first screen; the whole page with ``BOOK_SCREENSHOTS=full``). The pages are checked in two halves,
+one per test process under pytest-xdist (``make browser``). Then: the search finds "rotation"
 in a chapter, "10000", "RoPE" and "ALiBi" on their pages, with snippets quoted from the text (formulas
 typeset); one page with a figure is checked in dark mode; and the checks themselves are shown to
 catch a broken page.
@@ -20,7 +23,19 @@ from html.parser import HTMLParser
 from urllib.parse import urldefrag, urljoin
 
 import pytest
-from site_helpers import Visit, finish_page, new_context, open_page, serve, start_page, toc_docnames
+from site_helpers import (
+    FULL_SCREENSHOTS,
+    PAGE_CHECK,
+    Visit,
+    axe_violations,
+    finish_page,
+    new_context,
+    open_page,
+    serve,
+    start_page,
+    test_group,
+    toc_docnames,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -131,18 +146,26 @@ def reader(browser):
 _STARTED: dict[str, Visit] = {}  # the next page of the table of contents, already loading
 
 
+def _group(docname: str) -> str:
+    """Which half of the pages (one per test process under pytest-xdist, see conftest.py)."""
+    return test_group(f"tests/browser/{PAGE_CHECK}{docname}]")
+
+
 @pytest.mark.parametrize("docname", PAGES)
-def test_page_works_in_the_browser(browser, reader, site, screenshots, book_html, request, docname):
-    # While this page is checked, the next one loads in a second tab: two cores, two pages.
+def test_page_works_in_the_browser(browser, reader, site, screenshots, book_html, axe_source, record_property,
+                                   docname):
+    # While this page is checked, the next one (of the same half) loads in a second tab.
     visit = _STARTED.pop(docname, None) or start_page(browser, site, f"{docname}.html", context=reader)
     index = PAGES.index(docname)
-    if index + 1 < len(PAGES):
+    if index + 1 < len(PAGES) and _group(PAGES[index + 1]) == _group(docname):
         _STARTED[PAGES[index + 1]] = start_page(browser, site, f"{PAGES[index + 1]}.html", context=reader)
     page = visit.page
     try:
         finish_page(visit)
-        page.screenshot(path=str(screenshots / f"{docname.replace('/', '__')}.png"), full_page=True)
+        page.screenshot(path=str(screenshots / f"{docname.replace('/', '__')}.png"), full_page=FULL_SCREENSHOTS)
         problems = visit.problems(site)
+        # before the sliders below are moved: the page as it arrived
+        problems += [f"accessibility: {v}" for v in axe_violations(page, axe_source)]
 
         math = page.evaluate(MATH_JS)
         problems += [f"math not typeset: {text!r}" for text in math["untypeset"]]
@@ -182,10 +205,9 @@ def test_page_works_in_the_browser(browser, reader, site, screenshots, book_html
         if want_next and prev_next["next"] != want_next:
             problems.append(f"next link is {prev_next['next']}, expected {want_next}")
 
-        weights = request.config.__dict__.setdefault("_page_weights", {})
         total = sum(size for _, _, size in visit.responses)
         own = own_figures_bytes(visit.responses, (book_html / f"{docname}.html").read_text(encoding="utf-8"))
-        weights[docname] = (len(visit.responses), total, own)
+        record_property("page_weight", (docname, len(visit.responses), total, own))  # printed at the end
         if total - own > FIRST_VISIT_BUDGET:
             heaviest = sorted(visit.responses, key=lambda r: -r[2])[:4]
             problems.append(f"a first visit loads {(total - own) / 1e6:.2f} MB besides the page's own figures "
