@@ -101,7 +101,7 @@ browser: venv tests/browser/node_modules/.package-lock.json
 	@test -f $(HTML)/index.html || { echo "no built site at $(HTML): run make book first"; exit 1; }
 	REQUIRE_BROWSER=$(REQUIRE_BROWSER) BOOK_HTML=$(abspath $(HTML)) CHROMIUM=$(CHROMIUM) \
 	  $(BIN)/pytest -p no:cacheprovider -m browser -o addopts="-ra --strict-markers" --durations=5 \
-	  -n $(BROWSER_JOBS) --dist loadgroup tests/browser
+	  -n $(BROWSER_JOBS) --dist loadfile tests/browser
 
 execute: venv
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python tools/execute.py $(NOTEBOOKS)
