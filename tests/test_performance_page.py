@@ -62,7 +62,7 @@ def _training_result(first_median: float) -> dict:
 def test_training_section_shows_every_measurement():
     text = "\n".join(report.render_training(_training_result(6.55)))
     for expected in [
-        '`pe_lib.train_transformer("lookback", "sinusoidal")`', "2 blocks of 1 head(s)", "$L = 32$",
+        '`pe_lib.train_transformer("lookback", "sinusoidal")`', "2 blocks of 1 head,", "$L = 32$",
         "batches of 16", "learning rate 0.003", "1000 Adam steps",
         "| importing JAX and optax | 0.9 (0.9–1.0) |",
         "| first call: compiling and 1000 steps | 6.5 (6.2–7.0) |",

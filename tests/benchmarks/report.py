@@ -53,7 +53,7 @@ def render_training(training: dict | None) -> list[str]:
     total = training["first_run_with_import"]
     lines += [
         f"One call of `pe_lib.train_transformer(\"{training['task']}\", \"{training['encoding']}\")` with the "
-        f"default settings ({c['n_layers']} blocks of {c['n_heads']} head(s), "
+        f"default settings ({c['n_layers']} blocks of {c['n_heads']} head{'' if c['n_heads'] == 1 else 's'}, "
         rf"$d_\text{{model}} = {c['d_model']}$, sequences of $L = {c['seq_len']}$ tokens, batches of "
         f"{c['batch_size']}, learning rate {c['learning_rate']:g}, {training['steps']} Adam steps), in a fresh "
         "Python with an empty compilation cache, as on a machine that has never trained a model. Seconds: "
