@@ -244,10 +244,20 @@ def _unflatten(theta: np.ndarray, like: dict) -> dict:
     return _jax().tree_util.tree_unflatten(tree, [p.reshape(leaf.shape) for p, leaf in zip(parts, leaves, strict=True)])
 
 
-def _train(config: TransformerConfig, seeds: tuple[int, ...], progress) -> list[TrainedTransformer]:
+def _nudged(params: dict, ulps: int) -> dict:
+    """Every weight moved up by ``ulps`` float32 units in the last place (``numpy.nextafter`` towards +inf)."""
+    theta = _flatten(params)  # (n_params,) float32
+    for _ in range(ulps):
+        theta = np.nextafter(theta, np.float32(np.inf))
+    return _unflatten(theta, params)
+
+
+def _train(config: TransformerConfig, seeds: tuple[int, ...], progress, nudge: int = 0) -> list[TrainedTransformer]:
     start, run_chunk = _compiled(_shared(config))
     inputs = _inputs(config, config.seq_len)
     initial = [_init(config, s) for s in seeds]
+    if nudge:
+        initial = [_nudged(p, nudge) for p in initial]
     carry = start(np.stack([_flatten(p) for p in initial]))
     chunk = min(CHUNK_STEPS, config.steps)  # steps per lax.scan call
     n_chunks = math.ceil(config.steps / chunk)
@@ -291,11 +301,12 @@ def _check_progress(progress) -> bool | None:
     return progress
 
 
-def _train_seeds(task, encoding, seeds: tuple[int, ...], settings: dict, progress, function: str):
+def _train_seeds(task, encoding, seeds: tuple[int, ...], settings: dict, progress, function: str, nudge=0):
     """What :func:`train_transformer` and :func:`train_transformers` share: check everything, train."""
     settings = _check_settings(settings, function)
     config = _config(task, encoding, seed=seeds[0], **settings)
-    return _train(config, seeds, _check_progress(progress))
+    nudge = check_positive_int(nudge, name="nudge", minimum=0)
+    return _train(config, seeds, _check_progress(progress), nudge)
 
 
 _SETTINGS_DOC = ", ".join(f"``{name}={value!r}``" for name, value in DEFAULTS.items())
@@ -341,18 +352,20 @@ train_transformer.__doc__ = train_transformer.__doc__.replace("SETTINGS", _SETTI
 _show_settings(train_transformer)
 
 
-def train_transformers(task, encoding, *, seeds=(0, 1, 2), progress: bool | None = None,
+def train_transformers(task, encoding, *, seeds=(0, 1, 2), progress: bool | None = None, nudge: int = 0,
                        **settings) -> tuple[TrainedTransformer, ...]:
     """Train one model per seed in ``seeds`` in a single ``jax.vmap``-ed run (cheaper than a loop).
 
     The settings as :func:`train_transformer`. The models match separate runs with the same seeds up to
-    float32 rounding (a vmapped matrix product may sum in another order). Returns a tuple of
-    :class:`TrainedTransformer`, one per seed, in order.
+    float32 rounding (a vmapped matrix product may sum in another order). ``nudge`` (an integer >= 0):
+    move every initial weight up by that many float32 units in the last place before training — the
+    size of the differences another CPU or library version can make, to see how much a result depends
+    on them (chapter 14). Returns a tuple of :class:`TrainedTransformer`, one per seed, in order.
     """
     if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__len__") or len(seeds) == 0:
         raise ValueError(f"seeds must be a non-empty sequence of integers >= 0, got {seeds!r}")
     seeds = tuple(check_positive_int(s, name="seed", minimum=0) for s in seeds)
-    return tuple(_train_seeds(task, encoding, seeds, settings, progress, "train_transformers"))
+    return tuple(_train_seeds(task, encoding, seeds, settings, progress, "train_transformers", nudge))
 
 
 _show_settings(train_transformers)

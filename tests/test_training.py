@@ -74,6 +74,25 @@ def test_vmapped_seeds_match_separate_runs(short_learned):
     assert not np.allclose(models[0].losses, models[1].losses)
 
 
+def test_nudge_moves_every_initial_weight_by_one_unit_in_the_last_place(short_learned):
+    (nudged,) = pe_lib.train_transformers("reverse", "learned", seeds=(0,), nudge=1, **SHORT)
+    a, b = (pe_lib.training._flatten(m.initial_params) for m in (short_learned, nudged))  # float32 vectors
+    assert np.all(b > a)
+    # one step up in the float32 bit pattern: +1 for a positive number, -1 for a negative one
+    step = b.view(np.int32).astype(np.int64) - a.view(np.int32).astype(np.int64)
+    np.testing.assert_array_equal(step[a != 0], np.where(a[a != 0] > 0, 1, -1))
+    assert not np.array_equal(nudged.losses, short_learned.losses)  # another run ...
+    np.testing.assert_allclose(nudged.losses, short_learned.losses, rtol=1e-3)  # ... close at first
+    (again,) = pe_lib.train_transformers("reverse", "learned", seeds=(0,), nudge=0, **SHORT)
+    np.testing.assert_allclose(again.losses, short_learned.losses, rtol=1e-4)
+
+
+@pytest.mark.parametrize("nudge", [-1, 1.5, True])
+def test_bad_nudge(nudge):
+    with pytest.raises((ValueError, TypeError), match="nudge"):
+        pe_lib.train_transformers("reverse", "learned", seeds=(0,), nudge=nudge, **SHORT)
+
+
 def test_initial_and_trained_parameters(short_learned):
     model = short_learned
     init = model.initial()
@@ -161,10 +180,11 @@ def test_compiler_options_cap_x86_only():
 def test_signatures_name_every_setting():
     import inspect
 
-    for train, first in ((pe_lib.train_transformer, "seed"), (pe_lib.train_transformers, "seeds")):
+    for train, first in ((pe_lib.train_transformer, ["seed"]), (pe_lib.train_transformers, ["seeds", "nudge"])):
         params = inspect.signature(train).parameters
-        assert list(params)[:4] == ["task", "encoding", first, "progress"]
-        assert {name: p.default for name, p in list(params.items())[4:]} == dict(
+        head = ["task", "encoding", first[0], "progress", *first[1:]]
+        assert list(params)[: len(head)] == head
+        assert {name: p.default for name, p in list(params.items())[len(head):]} == dict(
             seq_len=32, steps=1000, d_model=32, n_layers=2, n_heads=1, batch_size=16, learning_rate=3e-3,
             vocab_size=16, offset=3)
     assert "``n_heads=1``" in pe_lib.train_transformer.__doc__ and "SETTINGS" not in pe_lib.train_transformer.__doc__
