@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import pe_lib
-import pe_lib.relative as relative
+import pe_lib.analysis.relative as relative
 from pe_lib import _validate
 
 # ---- references in plain Python ------------------------------------------------------------------

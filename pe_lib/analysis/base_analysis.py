@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_d_model, check_finite_real, check_positions, check_positive_int
-from .frequencies import frequencies, wavelengths
+from .._validate import check_d_model, check_finite_real, check_positions, check_positive_int
+from ..encodings.frequencies import frequencies, wavelengths
 
 # Scanning millions of offsets: offsets per chunk (a few MB of float64), and the first chunk of
 # first_closer_than_neighbour, which doubles from there (an early answer needs no big chunk)

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from ._validate import (
+from .._validate import (
     check_d_model,
     check_finite_array,
     check_finite_real,
@@ -26,7 +26,7 @@ from ._validate import (
     check_table_size,
 )
 from .similarity import dot_profile
-from .sinusoidal import sinusoidal
+from ..encodings.sinusoidal import sinusoidal
 
 
 def random_embeddings(vocab_size: int, d_model: int, *, seed: int = 0, scale: float | None = None) -> np.ndarray:

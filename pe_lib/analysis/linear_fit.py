@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_real_array
+from .._validate import as_real_array
 
 
 def fit_linear_map(x, y, *, intercept: bool = False) -> tuple[np.ndarray, float]:

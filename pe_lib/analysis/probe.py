@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_positive_int
+from .._validate import check_positive_int
 
 
 def _rows(a, *, name: str) -> np.ndarray:

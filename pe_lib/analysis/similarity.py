@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_d_model, check_positions, check_table_size
-from .frequencies import frequencies
+from .._validate import check_d_model, check_positions, check_table_size
+from ..encodings.frequencies import frequencies
 
 
 def dot_profile(offsets, d_model: int, *, base: float = 10_000.0, convention: str = "paper") -> np.ndarray:

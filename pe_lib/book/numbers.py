@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ._validate import check_finite_real
+from .._validate import check_finite_real
 
 
 def magnitude_text(value, *, floor: float = 1e-12, digits: int = 1) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from ._validate import check_finite_real
+from .._validate import check_finite_real
 
 
 def below(x) -> str:

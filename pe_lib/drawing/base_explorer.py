@@ -13,9 +13,9 @@ import math
 
 import numpy as np
 
-from ._validate import check_base, check_d_model, check_positive_int
-from .base_analysis import base_summary, squared_distance
-from .frequencies import frequencies, wavelengths
+from .._validate import check_base, check_d_model, check_positive_int
+from ..analysis.base_analysis import base_summary, squared_distance
+from ..encodings.frequencies import frequencies, wavelengths
 
 FIGSIZE = (7.6, 3.6)  # inches at 100 dpi: the 760-pixel text column
 # slider ranges of the explorer

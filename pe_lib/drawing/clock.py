@@ -28,10 +28,10 @@ import re
 import numpy as np
 from matplotlib.figure import Figure
 
-from ._validate import check_base, check_d_model, check_finite_real, check_positions, check_positive_int
-from .frequencies import frequencies
+from .._validate import check_base, check_d_model, check_finite_real, check_positions, check_positive_int
+from ..encodings.frequencies import frequencies
 from .plots import new_figure
-from .sinusoidal import sinusoidal
+from ..encodings.sinusoidal import sinusoidal
 
 CLOCKWISE, COUNTERCLOCKWISE, STILL = "clockwise", "counterclockwise", "still"
 

@@ -13,12 +13,12 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
-from ._validate import check_base, check_d_model, check_positive_int, check_table_size
-from .frequencies import wavelengths
+from .._validate import check_base, check_d_model, check_positive_int, check_table_size
+from ..encodings.frequencies import wavelengths
 from .plots import heatmap, new_figure
-from .sinusoidal import sinusoidal
+from ..encodings.sinusoidal import sinusoidal
 
-# the width of the book's text column (7.6 inches at 100 dpi, pe_lib.figures.MAX_WIDTH_PX)
+# the width of the book's text column (7.6 inches at 100 dpi, pe_lib.book.figures.MAX_WIDTH_PX)
 FIGURE_WIDTH = 7.6
 # slider ranges of the widget
 MAX_LENGTH = 512

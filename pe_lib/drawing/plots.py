@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from ._validate import check_finite_real, check_positions, check_positive_int
+from .._validate import check_finite_real, check_positions, check_positive_int
 
 # Diverging map centred on 0: -1 blue, 0 white, +1 red. The range of every sin/cos entry is [-1, 1].
 TABLE_CMAP = "RdBu_r"

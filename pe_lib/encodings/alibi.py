@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_positive_int
+from .._validate import check_positive_int
 
 
 def _power_of_two_slopes(num_heads: int, count: int, *, step: int = 1) -> np.ndarray:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_base, check_choice, check_d_model
+from .._validate import check_base, check_choice, check_d_model
 
 CONVENTIONS = ("paper", "tensor2tensor")
 

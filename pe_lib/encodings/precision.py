@@ -19,7 +19,7 @@ import functools
 
 import numpy as np
 
-from ._validate import check_choice, check_d_model, check_positions, check_table_size
+from .._validate import check_choice, check_d_model, check_positions, check_table_size
 from .frequencies import frequencies
 from .sinusoidal import LAYOUTS
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_choice, check_d_model, check_finite_array, check_positions
+from .._validate import check_choice, check_d_model, check_finite_array, check_positions
 from .frequencies import frequencies
 
 ROPE_LAYOUTS = ("interleaved", "split")

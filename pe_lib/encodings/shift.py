@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_real_array, check_d_model, check_finite_real, check_table_size
+from .._validate import as_real_array, check_d_model, check_finite_real, check_table_size
 from .frequencies import frequencies
 
 

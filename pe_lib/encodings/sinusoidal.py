@@ -49,7 +49,7 @@ import math
 
 import numpy as np
 
-from ._validate import check_choice, check_d_model, check_positions, check_table_size
+from .._validate import check_choice, check_d_model, check_positions, check_table_size
 from .frequencies import CONVENTIONS, frequencies
 
 LAYOUTS = ("interleaved", "split")

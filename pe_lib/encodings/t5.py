@@ -23,7 +23,7 @@ import numbers
 
 import numpy as np
 
-from ._validate import check_positive_int
+from .._validate import check_positive_int
 
 
 def _check_relative_position(relative_position) -> np.ndarray:

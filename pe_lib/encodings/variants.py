@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import (
+from .._validate import (
     check_base,
     check_choice,
     check_d_model,
@@ -27,7 +27,7 @@ from ._validate import (
     check_positive_int,
     check_table_size,
 )
-from .layers import BLOCK_KEYS
+from ..numpy_model.layers import BLOCK_KEYS
 from .sinusoidal import LAYOUTS, sinusoidal
 
 # the layouts of pe_lib.sinusoidal, and [cos | sin] (DiT's timestep embedding, from GLIDE/ADM)

@@ -41,8 +41,8 @@ import math
 
 import numpy as np
 
-from ._validate import check_base, check_choice, check_d_model, check_finite_real, check_positive_int
-from .frequencies import frequencies
+from .._validate import check_base, check_choice, check_d_model, check_finite_real, check_positive_int
+from ..encodings.frequencies import frequencies
 from .rope_scaling import check_betas, rope_scaling_frequencies, yarn_bounds, yarn_keep
 
 

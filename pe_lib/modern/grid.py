@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_d_model, check_positive_int, check_table_size
-from .sinusoidal import sinusoidal
+from .._validate import check_d_model, check_positive_int, check_table_size
+from ..encodings.sinusoidal import sinusoidal
 
 
 def sinusoidal_2d(grid_h: int, grid_w: int, d_model: int, *, base: float = 10_000.0) -> np.ndarray:

@@ -18,9 +18,9 @@ import numbers
 
 import numpy as np
 
-from ._validate import check_choice, check_d_model, check_finite_array, check_positive_int
-from .frequencies import frequencies
-from .rope import ROPE_LAYOUTS
+from .._validate import check_choice, check_d_model, check_finite_array, check_positive_int
+from ..encodings.frequencies import frequencies
+from ..encodings.rope import ROPE_LAYOUTS
 
 
 def mrope(x, positions, sections, *, base: float = 10_000.0, layout: str = "split") -> np.ndarray:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_choice, check_finite_array, check_positive_int, check_table_size
+from .._validate import check_choice, check_finite_array, check_positive_int, check_table_size
 
 RESAMPLE_METHODS = ("bicubic", "bilinear")
 CUBIC_A = -0.75  # PyTorch's upsample_bicubic2d (Keys 1981 allows any a; -0.5 is Pillow's)

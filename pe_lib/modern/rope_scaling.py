@@ -45,8 +45,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ._validate import as_real_array, check_base, check_finite_real, check_positive_int
-from .frequencies import frequencies
+from .._validate import as_real_array, check_base, check_finite_real, check_positive_int
+from ..encodings.frequencies import frequencies
 
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
 

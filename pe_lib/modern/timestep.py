@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_finite_array, check_finite_real, check_positive_int, check_table_size
+from .._validate import check_finite_array, check_finite_real, check_positive_int, check_table_size
 
 
 def timestep_embedding(

@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 
-from ._validate import as_real_array, check_finite_array, check_positive_int, check_table_size
+from .._validate import as_real_array, check_finite_array, check_positive_int, check_table_size
 
 
 def _check_no_overflow(arr: np.ndarray, what: str) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_choice, check_d_model, check_finite_array, check_finite_real, check_positive_int
+from .._validate import check_choice, check_d_model, check_finite_array, check_finite_real, check_positive_int
 from .attention import causal_mask
 
 NORMS = ("post", "pre")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_finite_array, check_positive_int
+from .._validate import check_finite_array, check_positive_int
 
 
 def _check_maps(weights) -> np.ndarray:

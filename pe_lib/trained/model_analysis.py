@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_finite_array
+from .._validate import check_finite_array
 from .training import check_length, check_model, run_model
 
 
@@ -79,7 +79,7 @@ def position_table(model, seq_len: int | None = None) -> np.ndarray:
     seq_len = model.seq_len if seq_len is None else check_length(model, seq_len)
     if encoding == "learned":
         return np.asarray(model.params["pos"][:seq_len], dtype=np.float64)
-    from .sinusoidal import sinusoidal
+    from ..encodings.sinusoidal import sinusoidal
 
     return sinusoidal(seq_len, model.config.d_model).astype(np.float32).astype(np.float64)
 

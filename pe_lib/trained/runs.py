@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_real_array, check_finite_array, check_finite_real, check_positive_int
+from .._validate import as_real_array, check_finite_array, check_finite_real, check_positive_int
 
 
 def seed_spread(values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

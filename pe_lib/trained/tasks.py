@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_choice, check_positive_int
+from .._validate import check_choice, check_positive_int
 
 TASKS = ("lookback", "reverse")
 # the causal (decoder) tasks; the others attend in both directions

@@ -43,9 +43,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .alibi import alibi_bias
-from .frequencies import frequencies
-from .sinusoidal import sinusoidal
+from ..encodings.alibi import alibi_bias
+from ..encodings.frequencies import frequencies
+from ..encodings.sinusoidal import sinusoidal
 
 LN_EPS = 1e-5
 ROPE_BASE = 10_000.0

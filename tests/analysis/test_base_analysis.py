@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from strategies import bases, d_models, offsets, positions
 
 import pe_lib
-import pe_lib.base_analysis as base_analysis
+import pe_lib.analysis.base_analysis as base_analysis
 
 
 @given(d=d_models, p=positions, delta=offsets, base=bases)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from strategies import bases, d_models, offsets
 
 import pe_lib
-import pe_lib.relative as relative
+import pe_lib.analysis.relative as relative
 
 
 def brute_first_rise(d, n, base=10_000.0):

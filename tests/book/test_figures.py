@@ -13,7 +13,7 @@ import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 import pe_lib  # noqa: E402
-from pe_lib import figures  # noqa: E402
+from pe_lib.book import figures  # noqa: E402
 
 
 def _figure(y, *, width=6.0):

@@ -1,4 +1,4 @@
-"""Printing magnitudes robustly (pe_lib.numbers): the value above the floor, the bound below it."""
+"""Printing magnitudes robustly (pe_lib.book.numbers): the value above the floor, the bound below it."""
 
 import numpy as np
 import pytest

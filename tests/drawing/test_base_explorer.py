@@ -58,7 +58,7 @@ def _assert_same(a, b):
     ((64, 100.0, 50), (4, 20.0, 1)),
 ])
 def test_update_in_place_shows_what_a_new_figure_shows(start, state):
-    explorer = importlib.import_module("pe_lib.base_explorer")
+    explorer = importlib.import_module("pe_lib.drawing.base_explorer")
     d, b, n = start
     fig = pe_lib.draw_base_overview(d, base=b, length=n)
     d, b, n = state
@@ -68,7 +68,7 @@ def test_update_in_place_shows_what_a_new_figure_shows(start, state):
 
 @given(d=d_models, base=bases, length=st.integers(min_value=0, max_value=3000))
 def test_distance_curve_is_the_norm_of_the_difference(d, base, length):
-    curve = importlib.import_module("pe_lib.base_explorer")._distance_curve(d, length, base=base)
+    curve = importlib.import_module("pe_lib.drawing.base_explorer")._distance_curve(d, length, base=base)
     exact = np.sqrt(pe_lib.squared_distance(np.arange(length + 1), d, base=base))
     assert curve.shape == (length + 1,) and curve[0] == pytest.approx(0.0, abs=1e-6)
     # squared values agree to rounding of a sum of d terms; the square root amplifies that near 0 only

@@ -1,4 +1,4 @@
-"""The clock picture of the encoding (pe_lib.clock): hands, direction, drawing, widget, JS player."""
+"""The clock picture of the encoding (pe_lib.drawing.clock): hands, direction, drawing, widget, JS player."""
 
 import matplotlib
 
@@ -155,7 +155,7 @@ def test_clock_widget_slider_moves_the_hands():
 
 @pytest.mark.parametrize(("pairs", "trail", "pos"), [((0, 1, 2, 5, 7), 8, 37), ((1, 3), 0, 37), ((0,), 3, 2)])
 def test_moving_the_hands_in_place_matches_a_new_drawing(pairs, trail, pos):
-    clock = importlib.import_module("pe_lib.clock")
+    clock = importlib.import_module("pe_lib.drawing.clock")
     fig = pe_lib.draw_clock(0, 16, pairs=pairs, trail=trail, base=500.0)
     clock._update_clock(fig, pos, 16, pairs, 500.0, trail)
     new = pe_lib.draw_clock(pos, 16, pairs=pairs, trail=trail, base=500.0)
@@ -189,7 +189,7 @@ def _full_drawing(fig, colors=32):
 
 
 def _clock_frames(positions, pairs=(0, 1, 5), dpi=40, **kwargs):
-    clock = importlib.import_module("pe_lib.clock")
+    clock = importlib.import_module("pe_lib.drawing.clock")
     fig = pe_lib.draw_clock(positions[0], 12, pairs=pairs, dpi=dpi, width=4.0)
     update = lambda p: clock._update_clock(fig, p, 12, pairs, 10_000.0, 8)  # noqa: E731
     return pe_lib.png_frames(fig, update, positions, animated=clock._moving_artists(fig), **kwargs)

@@ -1,4 +1,4 @@
-"""The chapter-4 explorer (pe_lib.explorer): summary, figure, and the widget driven like a learner would."""
+"""The chapter-4 explorer (pe_lib.drawing.explorer): summary, figure, and the widget driven like a learner would."""
 
 import matplotlib
 
@@ -93,7 +93,7 @@ def _assert_same(a, b):
     ((3, 8, 50.0), (500, 1000, 2e5)),
 ])
 def test_update_in_place_shows_what_a_new_figure_shows(start, state):
-    explorer = importlib.import_module("pe_lib.explorer")
+    explorer = importlib.import_module("pe_lib.drawing.explorer")
     fig = pe_lib.explorer_figure(*start)
     explorer._update_explorer(fig, *state)
     _assert_same(_shown(fig), _shown(pe_lib.explorer_figure(*state)))
@@ -154,7 +154,7 @@ def test_a_new_figure_fits_the_column_and_cuts_no_text(state):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     fig = pe_lib.explorer_figure(*state)
-    assert fig.get_size_inches()[0] * fig.dpi <= pe_lib.figures.MAX_WIDTH_PX
+    assert fig.get_size_inches()[0] * fig.dpi <= pe_lib.book.figures.MAX_WIDTH_PX
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
     assert _texts_outside(fig, canvas.get_renderer()) == []

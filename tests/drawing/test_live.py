@@ -1,4 +1,4 @@
-"""The redraw machinery of the widgets (pe_lib._live): frozen layout, blitting, text cache, PNG."""
+"""The redraw machinery of the widgets (pe_lib.drawing._live): frozen layout, blitting, text cache, PNG."""
 
 import io
 
@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 import pe_lib
-from pe_lib._live import LiveFigure
+from pe_lib.drawing._live import LiveFigure
 
 
 def _canvas_rgb(live):

@@ -1,4 +1,4 @@
-"""Figure helpers and the binary-counting analogy (pe_lib.plots)."""
+"""Figure helpers and the binary-counting analogy (pe_lib.drawing.plots)."""
 
 import matplotlib
 

@@ -6,8 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pe_lib
-import pe_lib.precision as precision_module
-from pe_lib.precision import (
+import pe_lib.encodings.precision as precision_module
+from pe_lib.encodings.precision import (
     angle_error,
     distinct_positions,
     encoding_error,

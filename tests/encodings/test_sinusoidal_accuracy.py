@@ -19,7 +19,7 @@ from strategies import bases, d_models
 
 import pe_lib
 
-S = importlib.import_module("pe_lib.sinusoidal")  # the module (pe_lib.sinusoidal is the function)
+S = importlib.import_module("pe_lib.encodings.sinusoidal")  # the module (pe_lib.sinusoidal is the function)
 
 
 def exact_omega(d, base=10_000.0, convention="paper"):

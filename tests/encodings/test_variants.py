@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from strategies import bases, d_models
 
 import pe_lib
-from pe_lib.variants import (
+from pe_lib.encodings.variants import (
     IMPLEMENTATIONS,
     buggy_sinusoidal,
     fairseq_positions,

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pe_lib
-from pe_lib import layers
+from pe_lib.numpy_model import layers
 
 D = 16
 

@@ -1,4 +1,4 @@
-"""Summaries of repeated training runs (pe_lib.runs), checked against plain loops and hand-made cases."""
+"""Summaries of repeated training runs (pe_lib.trained.runs), checked against plain loops and hand-made cases."""
 
 import numpy as np
 import pytest

@@ -1,10 +1,10 @@
-"""The synthetic tasks of pe_lib.tasks: targets written out by hand, masks, shapes, bad input."""
+"""The synthetic tasks of pe_lib.trained.tasks: targets written out by hand, masks, shapes, bad input."""
 
 import numpy as np
 import pytest
 
 import pe_lib
-from pe_lib.tasks import is_causal
+from pe_lib.trained.tasks import is_causal
 
 
 def test_lookback_targets_by_hand():

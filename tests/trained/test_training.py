@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import pe_lib
-from pe_lib import _progress, training
+from pe_lib.book import _progress
+from pe_lib.trained import training
 
 pytest.importorskip("jax")
 
@@ -76,7 +77,7 @@ def test_vmapped_seeds_match_separate_runs(short_learned):
 
 def test_nudge_moves_every_initial_weight_by_one_unit_in_the_last_place(short_learned):
     (nudged,) = pe_lib.train_transformers("reverse", "learned", seeds=(0,), nudge=1, **SHORT)
-    a, b = (pe_lib.training._flatten(m.initial_params) for m in (short_learned, nudged))  # float32 vectors
+    a, b = (pe_lib.trained.training._flatten(m.initial_params) for m in (short_learned, nudged))  # float32 vectors
     assert np.all(b > a)
     # one step up in the float32 bit pattern: +1 for a positive number, -1 for a negative one
     step = b.view(np.int32).astype(np.int64) - a.view(np.int32).astype(np.int64)

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import pe_lib
-from pe_lib import training
+from pe_lib.trained import training
 
 jax = pytest.importorskip("jax")
-tf = pytest.importorskip("pe_lib.transformer")
+tf = pytest.importorskip("pe_lib.trained.transformer")
 FAST_COMPILE = {"xla_backend_optimization_level": 0}  # these functions run a few times: compile fast
 
 
@@ -129,7 +129,7 @@ def test_blocks_are_pe_lib_layers_pre_ln(task, encoding):
         x0 = x0 + pe_lib.position_table(model)
     np.testing.assert_allclose(states[0], x0, rtol=0, atol=1e-6)
     for layer, block in enumerate(model.params["blocks"]):
-        numpy_block = {key: block[key].astype(np.float64) for key in pe_lib.layers.BLOCK_KEYS}
+        numpy_block = {key: block[key].astype(np.float64) for key in pe_lib.numpy_model.layers.BLOCK_KEYS}
         expected = pe_lib.transformer_block(states[layer], numpy_block, norm="pre", causal=task == "lookback")
         np.testing.assert_allclose(states[layer + 1], expected, rtol=0, atol=5e-5)
 
