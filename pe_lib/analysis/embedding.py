@@ -25,8 +25,8 @@ from .._validate import (
     check_positive_int,
     check_table_size,
 )
-from .similarity import dot_profile
 from ..encodings.sinusoidal import sinusoidal
+from .similarity import dot_profile
 
 
 def random_embeddings(vocab_size: int, d_model: int, *, seed: int = 0, scale: float | None = None) -> np.ndarray:

@@ -21,10 +21,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._validate import check_d_model, check_finite_real, check_positive_int
-from ..numpy_model.attention import attention_weights
 from ..encodings.shift import shift_matrix
-from .similarity import dot_profile
 from ..encodings.sinusoidal import sinusoidal
+from ..numpy_model.attention import attention_weights
+from .similarity import dot_profile
 
 # offsets per chunk when scanning f(Delta): chunk x d_model/2 cosines stay a few MB
 _CHUNK = 4096

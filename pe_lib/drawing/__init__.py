@@ -4,19 +4,9 @@ matplotlib and ipywidgets live here only. Used by chapters 1, 2, 4-7, 9 and 16.
 """
 
 from .base_explorer import base_explorer, draw_base_overview
-from .clock import (
-    clock_animation_html,
-    clock_widget,
-    cross_z,
-    draw_clock,
-    draw_word_circles,
-    embedded_positions,
-    hand_positions,
-    player_html,
-    png_frames,
-    rotation_sense,
-)
+from .clock import clock_animation_html, clock_widget, draw_clock, draw_word_circles
 from .explorer import explorer_figure, explorer_summary, explorer_widget
+from .player import player_html, png_frames
 from .plots import binary_digits, bit_wave, heatmap, heatmap_grid, new_figure, zero_crossings
 
 __all__ = [
@@ -25,20 +15,16 @@ __all__ = [
     "bit_wave",
     "clock_animation_html",
     "clock_widget",
-    "cross_z",
     "draw_base_overview",
     "draw_clock",
     "draw_word_circles",
-    "embedded_positions",
     "explorer_figure",
     "explorer_summary",
     "explorer_widget",
-    "hand_positions",
     "heatmap",
     "heatmap_grid",
     "new_figure",
     "player_html",
     "png_frames",
-    "rotation_sense",
     "zero_crossings",
 ]

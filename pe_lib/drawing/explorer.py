@@ -15,8 +15,8 @@ from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from .._validate import check_base, check_d_model, check_positive_int, check_table_size
 from ..encodings.frequencies import wavelengths
-from .plots import heatmap, new_figure
 from ..encodings.sinusoidal import sinusoidal
+from .plots import heatmap, new_figure
 
 # the width of the book's text column (7.6 inches at 100 dpi, pe_lib.book.figures.MAX_WIDTH_PX)
 FIGURE_WIDTH = 7.6

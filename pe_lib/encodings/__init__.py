@@ -5,6 +5,7 @@ Numpy only. Used by nearly every chapter (1-15, 17, 18).
 
 from .alibi import alibi_bias, alibi_slopes
 from .frequencies import frequencies, wavelengths
+from .hands import cross_z, embedded_positions, hand_positions, rotation_sense
 from .precision import (
     angle_error,
     distinct_positions,
@@ -38,12 +39,15 @@ __all__ = [
     "angle_error",
     "apply_shift",
     "buggy_sinusoidal",
+    "cross_z",
     "distinct_positions",
+    "embedded_positions",
     "encoding_error",
     "encoding_errors",
     "fairseq_positions",
     "fairseq_sinusoidal",
     "frequencies",
+    "hand_positions",
     "implementation_table",
     "IMPLEMENTATIONS",
     "integer_limit",
@@ -56,6 +60,7 @@ __all__ = [
     "rope",
     "rope_decay_bound",
     "rope_score_bound",
+    "rotation_sense",
     "round_to_bfloat16",
     "round_to_precision",
     "shift_matrix",

@@ -24,8 +24,8 @@ import platform
 
 import numpy as np
 
-from ..book._progress import Progress
 from .._validate import check_choice, check_d_model, check_finite_real, check_positive_int
+from ..book._progress import Progress
 from .tasks import DEFAULT_OFFSET, DEFAULT_VOCAB_SIZE, check_task, is_causal, task_batch
 
 ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi")
@@ -176,7 +176,10 @@ def _init(config: TransformerConfig, seed: int) -> dict:
 
 
 def _inputs(config: TransformerConfig, seq_len: int) -> dict:
-    """The position scheme of ``config`` as data for ``seq_len`` tokens (:func:`pe_lib.trained.transformer.position_inputs`)."""
+    """The position scheme of ``config`` as data for ``seq_len`` tokens.
+
+    See :func:`pe_lib.trained.transformer.position_inputs`.
+    """
     from . import transformer as tf
 
     return tf.position_inputs(config.encoding, seq_len, d_model=config.d_model, n_heads=config.n_heads,
