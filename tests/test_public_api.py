@@ -149,15 +149,25 @@ PUBLIC = [
     "zero_crossings",
 ]
 
+# names added since the move, each with the issue that added it
+ADDED = [
+    "best_setting",  # issue 17: the fair protocol of chapters 14-15
+    "score_by_offset",  # issue 17: intervention (a) of chapter 15
+    "task_loss",  # issue 17
+    "train_grid",  # issue 17
+    "trained_scores",  # issue 17
+    "validation_losses",  # issue 17
+]
+
 SUBPACKAGES = ("analysis", "book", "drawing", "encodings", "modern", "numpy_model", "trained")
 
 
 def test_the_public_names_are_the_ones_before_the_move():
     assert len(PUBLIC) == 130
-    assert sorted(pe_lib.__all__, key=str.lower) == sorted(PUBLIC, key=str.lower)
+    assert sorted(pe_lib.__all__, key=str.lower) == sorted(PUBLIC + ADDED, key=str.lower)
 
 
-@pytest.mark.parametrize("name", PUBLIC)
+@pytest.mark.parametrize("name", PUBLIC + ADDED)
 def test_each_public_name_is_the_object_its_subpackage_defines(name):
     obj = getattr(pe_lib, name)
     assert not isinstance(obj, types.ModuleType), f"pe_lib.{name} is a module, not the function or constant"

@@ -3,14 +3,36 @@ with their spread, and the analysis of what a trained model learned.
 JAX and optax are imported on the first training call, never by `import pe_lib`.
 """
 
-from .attention_offsets import weight_at_offset
+from .attention_offsets import score_by_offset, weight_at_offset
 from .baselines import order_blind_accuracy
-from .model_analysis import attention_by_offset, position_table, predict, residual_stream, trained_attention
+from .model_analysis import (
+    attention_by_offset,
+    position_table,
+    predict,
+    residual_stream,
+    trained_attention,
+    trained_scores,
+)
+from .protocol import best_setting, validation_losses
 from .runs import accuracy_by_position, running_mean, seed_spread, spread_table, spread_text, steps_to_loss
 from .tasks import TASKS, scored_positions, task_batch, task_targets
-from .training import ENCODINGS, TrainedTransformer, task_accuracy, train_transformer, train_transformers
+from .training import (
+    ENCODINGS,
+    TrainedTransformer,
+    task_accuracy,
+    task_loss,
+    train_grid,
+    train_transformer,
+    train_transformers,
+)
 
 __all__ = [
+    "validation_losses",
+    "trained_scores",
+    "train_grid",
+    "task_loss",
+    "score_by_offset",
+    "best_setting",
     "accuracy_by_position",
     "attention_by_offset",
     "ENCODINGS",

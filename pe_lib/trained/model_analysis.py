@@ -95,3 +95,16 @@ def attention_by_offset(weights) -> np.ndarray:
     if w.shape[-2] != n:
         raise ValueError(f"weights must be square (..., L, L) attention matrices, got shape {w.shape}")
     return np.stack([np.diagonal(w, offset=-d, axis1=-2, axis2=-1).mean(axis=-1) for d in range(n)], axis=-1)
+
+
+def trained_scores(model, tokens, *, max_offset: int | None = None) -> np.ndarray:
+    r"""Attention scores before the softmax, :math:`s^{(\ell,h)}_{ij} = q_i\cdot k_j/\sqrt{d_k} + B_{h,ij}`,
+    of every layer and head on ``tokens`` (:math:`-\infty` where a key is masked).
+
+    Shapes as :func:`trained_attention`. ``max_offset``: mask the keys more than that many places from the
+    query (:func:`pe_lib.trained.transformer.limit_offsets`), as :func:`pe_lib.task_accuracy` does with it.
+    """
+    model = check_model(model)
+    batch, single = _tokens(model, tokens)
+    _, _, scores = run_model(model, batch, collect=True, scores=True, max_offset=max_offset)
+    return scores[:, 0] if single else scores
