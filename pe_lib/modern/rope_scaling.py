@@ -455,7 +455,8 @@ def config_rope_frequencies(config: Mapping, *, seq_len: int | None = None, laye
     per layer type as in Gemma 4: pass ``layer_type``, e.g. ``"full_attention"``), ``rope_theta``,
     ``partial_rotary_factor``, ``max_position_embeddings``, ``original_max_position_embeddings`` at the top
     level, and the head width ``head_dim``, else ``hidden_size // num_attention_heads`` (for Gemma 4's
-    ``"full_attention"`` layers, ``global_head_dim``). A multimodal config with the language model under
+    ``"full_attention"`` layers ``global_head_dim``; for DeepSeek-V2/V3 ``qk_rope_head_dim``, the rotated part
+    of each head, as their config classes set ``head_dim``). A multimodal config with the language model under
     ``text_config`` (Llama 4, Qwen2-VL, Qwen3-VL, Gemma 4) is read there. Values inside the dict win over
     the top level, except ``original_max_position_embeddings``, as in transformers. ``seq_len`` and
     ``strict`` as in :func:`rope_scaling_frequencies`. Returns the same ``(inv_freq, attention_factor)``.
@@ -476,7 +477,7 @@ def config_rope_frequencies(config: Mapping, *, seq_len: int | None = None, laye
     if rope is not None and not isinstance(rope, Mapping):
         raise TypeError(f"the config's rope_scaling must be a dict or null, got {type(rope).__name__}")
     head_key = "global_head_dim" if layer_type == "full_attention" and "global_head_dim" in config else "head_dim"
-    head_dim = config.get(head_key)
+    head_dim = config.get("qk_rope_head_dim") or config.get(head_key)  # DeepSeek: the rotated part of a head
     if not head_dim:
         if "hidden_size" not in config or "num_attention_heads" not in config:
             raise ValueError("the config needs head_dim, or hidden_size and num_attention_heads")
