@@ -458,8 +458,11 @@ def config_rope_frequencies(config: Mapping, *, seq_len: int | None = None, laye
     ``"full_attention"`` layers ``global_head_dim``; for DeepSeek-V2/V3 ``qk_rope_head_dim``, the rotated part
     of each head, as their config classes set ``head_dim``). A multimodal config with the language model under
     ``text_config`` (Llama 4, Qwen2-VL, Qwen3-VL, Gemma 4) is read there. Values inside the dict win over
-    the top level, except ``original_max_position_embeddings``, as in transformers. ``seq_len`` and
-    ``strict`` as in :func:`rope_scaling_frequencies`. Returns the same ``(inv_freq, attention_factor)``.
+    the top level, except ``original_max_position_embeddings``, as in transformers. Only what the file
+    says is read: a model's config class can add defaults the file leaves out (``Phi3Config`` an
+    ``original_max_position_embeddings`` of 4096, ``Qwen3VLTextConfig`` a ``rope_theta`` of 500000), which
+    this function, knowing no model classes, takes as absent (pe_lib's base default is 10000). ``seq_len``
+    and ``strict`` as in :func:`rope_scaling_frequencies`. Returns the same ``(inv_freq, attention_factor)``.
     """
     if not isinstance(config, Mapping):
         raise TypeError(f"config must be a dict (a config.json read with json.load), got {type(config).__name__}")
