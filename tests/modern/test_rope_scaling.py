@@ -625,6 +625,14 @@ def test_config_rope_frequencies_reads_the_fields_of_a_config_json():
     inv_freq, att = pe_lib.config_rope_frequencies(phi35, seq_len=5000)
     assert att == pytest.approx(math.sqrt(1 + math.log(32) / math.log(4096)))
     np.testing.assert_array_equal(inv_freq, pe_lib.frequencies(96) / np.array(long))
+    # DeepSeek-V3: only qk_rope_head_dim = 64 of each head is rotated (hidden_size / heads would give 56)
+    deepseek = {"hidden_size": 7168, "num_attention_heads": 128, "qk_rope_head_dim": 64, "rope_theta": 10000,
+                "max_position_embeddings": 163840,
+                "rope_scaling": {"type": "yarn", "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0,
+                                 "original_max_position_embeddings": 4096}}
+    inv_freq, att = pe_lib.config_rope_frequencies(deepseek)
+    assert inv_freq.shape == (32,) and att == 1.0
+    np.testing.assert_allclose(inv_freq, ref_yarn(64, 10_000.0, 40.0, 4096), rtol=1e-12)
 
 
 def test_config_rope_frequencies_per_layer_type_as_in_gemma4():
