@@ -1,8 +1,10 @@
 r"""``pe_lib.config_rope_frequencies`` on the configs of real models, against the rotary module each model runs.
 
-Each entry holds the fields of the model's ``config.json`` that decide its rotary frequencies, as the
-Hugging Face Hub serves them (the link; this machine cannot reach the Hub, so the links name ``main``
-and not a commit: the values were read there by hand, and the other fields are left out). Phi-3.5-mini's
+Each entry holds the fields of the model's ``config.json`` that decide its rotary frequencies, with
+the Hub page they come from. The machines this book is built on cannot reach the Hub: the values were
+written from the published files as remembered, not re-read for this commit, and the links name
+``main``, not a commit (pin them, and re-check the values, from a machine that reaches the Hub). The
+other fields are left out. Phi-3.5-mini's
 and Phi-4-mini's ``short_factor``/``long_factor`` are lists of 48 searched numbers that are not copied
 here: the test puts rising random lists of that length in their place, which exercises the same code.
 The reference side builds the model's own config class with ``AutoConfig.for_model`` (so its
