@@ -1,10 +1,11 @@
-"""The trained models of chapters 14-16: the JAX Transformer, its tasks, training, repeated runs
-with their spread, and the analysis of what a trained model learned.
+"""The trained models of chapters 14-16 and 19: the JAX Transformer, its tasks, training, repeated runs
+with their spread, what a model learned, and a model run at explicit positions behind a given mask.
 JAX and optax are imported on the first training call, never by `import pe_lib`.
 """
 
 from .attention_offsets import weight_at_offset
 from .baselines import order_blind_accuracy
+from .explicit_positions import logits_at, predict_at
 from .model_analysis import attention_by_offset, position_table, predict, residual_stream, trained_attention
 from .runs import accuracy_by_position, running_mean, seed_spread, spread_table, spread_text, steps_to_loss
 from .tasks import TASKS, scored_positions, task_batch, task_targets
@@ -14,9 +15,11 @@ __all__ = [
     "accuracy_by_position",
     "attention_by_offset",
     "ENCODINGS",
+    "logits_at",
     "order_blind_accuracy",
     "position_table",
     "predict",
+    "predict_at",
     "residual_stream",
     "running_mean",
     "scored_positions",
