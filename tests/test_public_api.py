@@ -175,6 +175,15 @@ ADDED = [
     "predict_at",  # issue 21: chapter 19
     "rope_shift",  # issue 21: chapter 19
     "serving_settings",  # issue 21: chapter 19
+    "commuting_projection",  # issue 17: chapter 16's interventions
+    "commuting_share",  # issue 17: chapter 16's interventions
+    "fit_linear_discriminant",  # issue 17: chapter 16's interventions
+    "head_score_terms",  # issue 17: chapter 16's interventions
+    "heldout_accuracy",  # issue 17: chapter 16's interventions
+    "layer_classifier",  # issue 17: chapter 16's interventions
+    "offset_r_squared",  # issue 17: chapter 16's interventions
+    "positional_form",  # issue 17: chapter 16's interventions
+    "term_shares",  # issue 17: chapter 16's interventions
 ]
 
 
