@@ -204,7 +204,7 @@ def forward(params, tokens, inputs, *, collect: bool = False, scores: bool = Fal
     """
     x = params["embed"][tokens]  # E[t_i], (B, L, d_model)
     x = x + inputs["table"] + inputs["learned"] * params["pos"][inputs["rows"]]  # + PE(i) or W_pos[i]
-    t5 = inputs["t5"] * params["rel_bias"][inputs["buckets"]].transpose(2, 0, 1)  # b_{h, bucket(j-i)}, (H, L, L)
+    t5 = inputs["t5"] * jnp.moveaxis(params["rel_bias"][inputs["buckets"]], -1, -3)  # b_{h,bucket(j-i)}: (..., H, L, L)
     bias = inputs["bias"] + t5  # one relative bias for all layers, as in T5
     states, maps = [x], []
     for block in params["blocks"]:
