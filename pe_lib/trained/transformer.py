@@ -17,9 +17,10 @@ with :math:`N` blocks (``n_layers``). Each head :math:`h` of :math:`\mathrm{MHA}
 :math:`\mathrm{softmax}(q k^\top / \sqrt{d_k} + B_h)\,v` with :math:`q = \mathrm{LN}(x) W_Q^h`,
 :math:`k = \mathrm{LN}(x) W_K^h`, :math:`v = \mathrm{LN}(x) W_V^h` (as :func:`pe_lib.self_attention`),
 where ``"rope"`` rotates :math:`q` and :math:`k` by :func:`pe_lib.rope`'s rotation (interleaved
-pairs, base 10000), ``"alibi"`` adds :math:`B_h = ` :func:`pe_lib.alibi_bias`, and a causal task masks
-keys :math:`j > i`. The sinusoidal table *is* :func:`pe_lib.sinusoidal` (cast to float32), the
-RoPE angles come from :func:`pe_lib.frequencies`; ``tests/test_transformer.py`` checks all three
+pairs, base 10000), ``"alibi"`` adds :math:`B_h = ` :func:`pe_lib.alibi_bias`, ``"t5"`` adds the trained
+:math:`b_{h,\mathrm{bucket}(j-i)}` (:func:`pe_lib.t5_relative_bucket`, T5's 32 buckets up to distance
+128, bidirectional unless the task is causal), and a causal task masks keys :math:`j > i`. The
+sinusoidal table *is* :func:`pe_lib.sinusoidal` (cast to float32), the RoPE angles come from :func:`pe_lib.frequencies`; ``tests/test_transformer.py`` checks all three
 against the numpy functions.
 
 The position scheme enters :func:`forward` as *data* (:func:`position_inputs`): a table added to the
@@ -30,6 +31,7 @@ causal mask). So one compiled training step serves every task and encoding of th
 Parameters are a dict (a JAX pytree), with ``d_k = d_model / n_heads`` and ``d_ff = 4 d_model``::
 
     embed (V, d_model)          pos (L_train, d_model)   [used by "learned" only]
+    rel_bias (32, n_heads)      T5's bias per bucket and head, shared by the blocks [used by "t5" only]
     blocks: list of n_layers dicts
         ln1_g, ln1_b, ln2_g, ln2_b (d_model,)
         w_q, w_k, w_v (n_heads, d_model, d_k)   w_o (d_model, d_model)
