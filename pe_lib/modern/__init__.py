@@ -15,10 +15,11 @@ from .context_extension import (
 from .grid import sinusoidal_2d
 from .mrope import mrope, mrope_positions
 from .resample import cubic_kernel, resample_grid, resample_weights
-from .rope_scaling import ROPE_TYPES, rope_scaling_frequencies
+from .rope_scaling import ROPE_TYPES, RopeScalingWarning, config_rope_frequencies, rope_scaling_frequencies
 from .timestep import timestep_embedding
 
 __all__ = [
+    "config_rope_frequencies",
     "cubic_kernel",
     "mrope",
     "mrope_positions",
@@ -29,6 +30,7 @@ __all__ = [
     "resample_weights",
     "rope_scaling_frequencies",
     "ROPE_TYPES",
+    "RopeScalingWarning",
     "sinusoidal_2d",
     "timestep_embedding",
     "yarn_attention_factor",
