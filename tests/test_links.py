@@ -223,12 +223,8 @@ KNOWN_LINK_FINDINGS: dict[tuple[str, str], str] = {
         "pin rope/value_pe/__init__.py to the commit read",
     ("notebooks/13_after_sinusoids", "github.com/huggingface/transformers/blob/main"):
         "link modeling_rope_utils.py at the release the book reads (v5.23.0 or v4.57.6), not main",
-    ("notebooks/17_rope_scaling", "github.com/meta-llama/llama-models/blob/main"):
-        "dead link (issue 20, item 10): apply_scaling is in models/llama3/model.py today; pin it to a commit",
     ("book/errata", "github.com/labmlai/annotated_deep_learning_paper_implementations/blob/master"):
         "pin rope/__init__.py to the commit read",
-    ("book/errata", 'section "A head that looks $k$ tokens back"'):
-        "the chapter 8 section is titled 'A head that looks $\\Delta$ tokens back' (issue 20, item 3)",
 }  # fmt: skip
 
 
