@@ -273,6 +273,8 @@ def _yarn(omega: np.ndarray, base: float, params: dict, length: int, max_positio
             attention = _mscale(s)  # sqrt(1/t) = 0.1 ln s + 1
     fast = params.get("beta_fast") or YARN_BETA_FAST  # None or 0 -> default, as in transformers
     slow = params.get("beta_slow") or YARN_BETA_SLOW
+    fast = check_finite_real(fast, name="beta_fast")  # before comparing them: a string gets a clear error
+    slow = check_finite_real(slow, name="beta_slow")
     check_betas(max(fast, slow), min(fast, slow), allow_equal=True)  # finite and positive
     if fast < slow:
         _complain(f"beta_fast ({fast!r}) should not be below beta_slow ({slow!r}); the ramp runs backwards", strict)
