@@ -72,3 +72,9 @@ def test_first_copies_the_first_token():
 def test_the_default_seed_is_0():  # found by `make mutate`: the chapters' stored batches rely on it
     tokens, _, _ = pe_lib.task_batch("lookback", 4, 8)
     np.testing.assert_array_equal(tokens, np.random.default_rng(0).integers(0, DEFAULT_VOCAB_SIZE, (4, 8)))
+
+
+def test_the_batch_counts_follow_the_offset_and_errors_name_seq_len():  # found by `make mutate`
+    np.testing.assert_array_equal(pe_lib.task_batch("lookback", 2, 8, offset=5)[2], np.arange(8) >= 5)
+    with pytest.raises(ValueError, match="seq_len"):
+        pe_lib.scored_positions("reverse", 0)
