@@ -113,11 +113,21 @@ execute: venv
 bench: venv
 	$(BIN)/python tests/benchmarks/run.py
 
-# Mutation testing (mutmut, configured in pyproject.toml): every single-token change inside a formula
-# function of these modules should fail a unit test. MUTATE picks modules, MUTATE_JOBS the parallel
-# workers (the machine is shared: keep it small). Incremental: results are kept in mutants/.
-MUTATE ?= numpy_model.attention analysis.relative encodings.alibi encodings.shift encodings.frequencies \
-  analysis.similarity encodings.rope analysis.linear_fit encodings.sinusoidal _validate
+# Mutation testing (mutmut, configured in pyproject.toml): every single-token change inside a function of
+# these modules (every module that computes) should fail a unit test. MUTATE picks modules (for example
+# `make mutate MUTATE="modern.timestep modern.grid" MUTATE_JOBS=1`), MUTATE_JOBS the parallel workers
+# (the machine is shared: keep it small). Incremental: results are kept in mutants/. All of them take
+# hours on two cores; the JAX modules (trained.*) recompile the model for every mutant.
+MUTATE_ENCODINGS := encodings.frequencies encodings.sinusoidal encodings.shift encodings.rope encodings.alibi \
+  encodings.t5 encodings.precision encodings.variants encodings.hands
+MUTATE_ANALYSIS := analysis.similarity analysis.embedding analysis.relative analysis.probe analysis.linear_fit \
+  analysis.base_analysis analysis.classifier
+MUTATE_MODERN := modern.rope_scaling modern.context_extension modern.timestep modern.grid modern.mrope modern.resample \
+  modern.cache_shift modern.packing modern.padding modern.serving
+MUTATE_TRAINED := trained.transformer trained.tasks trained.training trained.runs trained.model_analysis \
+  trained.baselines trained.attention_offsets trained.explicit_positions trained.head_terms
+MUTATE ?= $(MUTATE_ENCODINGS) numpy_model.attention numpy_model.layers $(MUTATE_ANALYSIS) $(MUTATE_MODERN) \
+  $(MUTATE_TRAINED) book.numbers book.rounding _validate
 MUTATE_JOBS ?= 2
 
 $(VENV)/.mutate-installed: requirements-mutate.txt $(VENV)/.installed

@@ -8,8 +8,10 @@ percentage (``43%``, ``4 percent``), an integer of value 10 or more (``20``, ``1
 ``10 000``) or a scientific form (``1e-5``, ``8.74e-10``, ``5×10⁷``, ``10⁴``, ``2^20``). A number
 glued to letters is part of a name and is not checked (``float32``, ``T5``, ``7B``, ``32k``,
 ``16th``), nor is a chapter number after "chapter"/"chapters" (the book's own cross-references,
-which the build checks). Not prose, and so not read: math (``$…$``, ``$$…$$``, ``\\(…\\)``, ``\\[…\\]``,
-``\\begin{…}…\\end{…}``), inline and fenced code, link and image targets, bare URLs, MyST roles'
+which the build checks). Numbers inside math (``$…$``, ``$$…$$``, ``\\(…\\)``, ``\\[…\\]``,
+``\\begin{…}…\\end{…}``) are checked by the same rule, read as the formula shows them
+(:func:`math_as_text`: ``10^{-4}`` is a power, ``\\omega_{255}`` an index, not a number). Not
+prose, and so not read: inline and fenced code, link and image targets, bare URLs, MyST roles'
 targets (``{cite}`key```, ``{doc}`text <target>``` keeps only *text*), directives' arguments and
 options (their bodies are prose unless the directive holds code, math or data, like ``code-block``,
 ``math``, ``bibliography``), labels ``(name)=``, footnote references, HTML tags with their
@@ -26,7 +28,8 @@ as whole tokens, sign ignored, ``1,234`` also as 1234.
 of its last digit (``0.821``: 0.001; ``9646``: 1; ``5×10⁷``: 10⁷). An output value *O* backs it if
 *O* rounded to that place gives the prose number, i.e. ``|O − P| ≤ place/2`` (ties either way).
 So ``0.821`` is backed by 0.821, 0.8210 or 0.82149, not by 0.8219; ``9646`` by 9646 or 9646.4, not
-by 9646.6. A power written without a mantissa (``10⁴``, ``2^20``) must be printed exactly.
+by 9646.6. A power written without a mantissa (``10⁴``, ``2^20``) must be printed exactly (a
+fraction like ``2^-24`` to the 16 significant digits a float64 prints).
 A percentage ``P%`` is backed by a printed percentage rounded the same way (``43%`` by 43%, 43.0%,
 42.6 %) or by a printed fraction times 100 (0.43, 0.4301); a plain prose number is backed by a
 plain printed number (a printed ``43%`` shows the digits 43, so it backs a plain 43 too).
@@ -38,7 +41,9 @@ backed by 87% (rounded to one significant digit) but not by 70%, and "about 1000
 hyper-parameter quoted from a paper, a date like 2017-11-19, which is one token) are allowed in the
 metadata of the markdown cell that quotes them, one entry per occurrence in that cell:
 ``"prose_numbers": [{"number": "2017", "reason": "year of the paper"}]``. An entry without a
-reason, or one that allows nothing (the number is printed, or not in the cell), is an error. On a book
+reason, or one that allows nothing (the number is printed, or not in the cell), is an error. A
+constant of a formula inside math (10000 in ``10000^{-2k/d}``, float32's ``2^{-24}``) is allowed
+instead in tests/math_constants.yaml, scoped to a file and a formula. On a book
 page (``book/*.md``) a paragraph that links chapters is backed by the outputs of those chapters
 only; a paragraph that links none, by the chapters its section (since the last heading) links; a
 section that links none, by every notebook. A page allows numbers the same way in its front
@@ -205,6 +210,7 @@ class Quoted:
     place: Decimal  # the place of the last digit that counts; 0 for an exact power
     percent: bool
     approx: bool
+    math: str | None = None  # the math it sits in (its LaTeX source), None in text
 
 
 def _exponent(*groups: str | None) -> int | None:
@@ -231,7 +237,12 @@ def _parse(m: re.Match, text: str) -> Quoted | None:
     m_value = Decimal(mant)
     if power is not None:  # b^n written as a power: exact unless "about"
         value = m_value**power
-        place = Decimal(1).scaleb(value.adjusted()) if approx else Decimal(0)
+        if approx:
+            place = Decimal(1).scaleb(value.adjusted())
+        elif value != value.to_integral_value():  # 2^-24 is printed as 5.960464477539063e-08: 16 digits
+            place = Decimal(1).scaleb(value.adjusted() - 15)
+        else:
+            place = Decimal(0)
     else:
         scale = e or 0
         value = m_value.scaleb(scale)
@@ -247,13 +258,104 @@ def _parse(m: re.Match, text: str) -> Quoted | None:
 
 
 def quoted_numbers(text: str) -> list[Quoted]:
-    """The numbers of ``text`` (markdown) the rule checks, in order."""
+    """The numbers of ``text`` (markdown) the rule checks, in order: in text and inside math."""
     masked = mask_non_prose(text)
     out = []
     for m in PROSE_NUMBER.finditer(masked):
         q = _parse(m, masked)
         if q is not None:
             out.append(q)
+    out += math_numbers(text, masked)
+    return sorted(out, key=lambda q: q.start)
+
+
+# ---- numbers inside math -------------------------------------------------------------------------
+# Math is read as the same kind of text once its LaTeX is turned into what it shows: 10{,}000 and
+# 10\,000 are 10,000 and 10 000, \times and \cdot are × and ·, \approx and \sim are ≈ and ~, \text{…}
+# reads as the words it holds. What is a name, not a quantity, is dropped: subscripts (ω_{255} is
+# pair 255, not a value), superscripts of a letter or a bracket (x^{2}), and the LaTeX commands
+# themselves. A power of a number with an integer exponent (10^{4}, 2^{-24}, 5\times10^{7}) is a
+# number in the same written forms as text; with any other exponent (10000^{2k/d}) only its base
+# is read. A number inside math carries its formula (``Quoted.math``), so that an allow entry of
+# tests/math_constants.yaml can name the formula whose constant it is.
+_MATH = [  # applied in this order to the text with code, roles, comments and non-prose blocks blanked
+    re.compile(r"\$\$(?P<body>.*?)\$\$", re.S),
+    re.compile(r"\\\[(?P<body>.*?)\\\]", re.S),
+    re.compile(r"\\\((?P<body>.*?)\\\)", re.S),
+    re.compile(r"(?P<body>\\begin\{(\w+\*?)\}.*?\\end\{\2\})", re.S),
+    re.compile(r"(?<![\\$])\$(?=\S)(?P<body>(?:[^$\n\\]|\\.|\n(?![ \t]*\n))+?)(?<![\\\s])\$(?!\d)"),
+]
+_MATH_DIRECTIVE = re.compile(
+    r"^[ \t]*(?P<mark>`{3,}|:{3,})[ \t]*\{math\}[^\n]*\n(?P<body>.*?)^[ \t]*(?P=mark)[ \t]*$", re.S | re.M
+)
+_GROUP = r"\{(?:[^{}]|\{[^{}]*\})*\}"  # {…} with one level of nesting
+_SCRIPT = re.compile(  # a sub- or superscript with the character before it
+    rf"(?P<base>\d|[^\d\s])?\s*(?P<op>[_^])\s*(?P<arg>\\[A-Za-z]+\s*(?:{_GROUP})?|{_GROUP}|\\.|[^\s{{}}\\])"
+)
+_MATH_WORDS = [
+    (re.compile(r"(?<=\d)\{,\}(?=\d{3})"), ","),  # 10{,}000
+    (re.compile(r"(?<=\d)\\[,:; ]\s*(?=\d{3}(?!\d))"), " "),  # 10\,000
+    (re.compile(r"\\(?:text|textrm|textit|textbf|mathrm|operatorname|mbox)\s*\{([^{}]*)\}"), r" \1 "),
+    (re.compile(r"\s*\\times(?![A-Za-z])\s*"), " × "),
+    (re.compile(r"\s*\\cdot(?![A-Za-z])\s*"), " · "),
+    (re.compile(r"\\(?:approx|simeq|sim)(?![A-Za-z])"), " ≈ "),
+    (re.compile(r"\\%"), "%"),
+]
+
+
+def _scripts(m: re.Match) -> str:
+    base, op, arg = m.group("base") or "", m.group("op"), m.group("arg")
+    inner = arg[1:-1].strip() if arg.startswith("{") else arg
+    if op == "^" and base.isdigit() and re.fullmatch(r"[-−]?\d+", inner):
+        return f"{base}\x00{inner}"  # a power of a number: kept as text writes it (^ put back below)
+    return base + " "  # a subscript, or a superscript that is not an integer power of a number
+
+
+def math_as_text(latex: str) -> str:
+    """What a LaTeX formula shows, as text that :data:`PROSE_NUMBER` reads (see above)."""
+    s = latex
+    for pattern, repl in _MATH_WORDS[:2]:  # thousands separators
+        s = pattern.sub(repl, s)
+    prev = None
+    while prev != s:  # scripts of scripts: x_{a_{10}}
+        prev, s = s, _SCRIPT.sub(_scripts, s)
+    for pattern, repl in _MATH_WORDS[2:]:
+        s = pattern.sub(repl, s)
+    s = re.sub(r"\\[A-Za-z]+|\\.|[{}]", " ", s)  # the remaining commands (\pi, \frac, \{, \!) and braces
+    return " ".join(s.replace("\x00", "^").split())
+
+
+def math_spans(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, latex)`` of every formula in ``text`` (markdown), in order; ``latex`` without its
+    delimiters."""
+    # code, roles, comments and non-prose directives out of the way; math left in place
+    blanked = "\n".join(_mask_fences(text.split("\n")))
+    blanked = _ROLE.sub(lambda m: _blank(m.group(0)), blanked)
+    for pattern, _keep in _MASKS[:1] + _MASKS[6:7]:  # inline code, HTML comments
+        blanked = _sub_blank(pattern, blanked)
+    spans = [(m.start(), m.end(), m.group("body")) for m in _MATH_DIRECTIVE.finditer(text)]
+    for pattern in _MATH:
+        for m in pattern.finditer(blanked):
+            spans.append((m.start(), m.end(), text[m.start("body") : m.end("body")]))
+        blanked = _sub_blank(pattern, blanked)
+    return sorted(spans)
+
+
+def math_numbers(text: str, masked: str | None = None) -> list[Quoted]:
+    """The numbers inside the math of ``text``, each at the start of its formula (offsets into
+    ``text``), read by the same rule as text (:func:`math_as_text`)."""
+    masked = mask_non_prose(text) if masked is None else masked
+    out = []
+    for start, end, latex in math_spans(text):
+        before = " ".join(masked[max(0, start - 40) : start].split())  # "about $0.3$": the word counts
+        skip = len(before) + 1 if before else 0
+        shown = before + " " * bool(before) + math_as_text(latex)
+        for m in PROSE_NUMBER.finditer(shown):
+            if m.start() < skip:
+                continue
+            q = _parse(m, shown)
+            if q is not None:
+                out.append(Quoted(start, end, q.written, q.value, q.place, q.percent, q.approx, latex))
     return out
 
 
@@ -376,12 +478,44 @@ def _same(a: Quoted, b: Quoted) -> bool:
     return a.value == b.value and a.percent == b.percent
 
 
-def unbacked(text: str, backing, entries) -> tuple[list[str], list[str]]:
+@dataclass(frozen=True)
+class MathConstant:
+    """An allow entry of tests/math_constants.yaml: ``number`` is a constant of every formula of
+    ``file`` whose LaTeX contains ``formula`` (10000 in ``10000^{-2k/d_\\text{model}}``)."""
+
+    file: str
+    formula: str
+    number: Quoted
+    reason: str
+
+    def allows(self, q: Quoted) -> bool:
+        return q.math is not None and self.formula in q.math and _same(self.number, q)
+
+
+def math_constants(entries) -> tuple[list[MathConstant], list[str]]:
+    """Validate the entries of tests/math_constants.yaml: (the constants, the errors)."""
+    out, errors = [], []
+    for e in entries or []:
+        keys = ("file", "formula", "number", "reason")
+        if not isinstance(e, dict) or set(e) != set(keys) or not all(isinstance(e[k], str) and e[k].strip()
+                                                                      for k in keys):
+            errors.append(f"math constant {e!r}: needs exactly a non-empty file, formula, number and reason")
+        elif (q := parse_number(e["number"])) is None:
+            errors.append(f"math constant {e!r}: {e['number']!r} is not one number as the prose writes it")
+        elif not any(_same(q, m) for m in math_numbers(f"${e['formula']}$")):
+            errors.append(f"math constant {e!r}: the formula does not contain {e['number']!r}")
+        else:
+            out.append(MathConstant(e["file"], e["formula"], q, e["reason"]))
+    return out, errors
+
+
+def unbacked(text: str, backing, entries, constants=(), used=None) -> tuple[list[str], list[str]]:
     """Check one markdown text: (unbacked numbers, each with its sentence; errors in its entries).
 
     ``backing``: the ``Printed`` outputs that may back the text's numbers, or a function of a
     number's offset in ``text`` that returns them (a book page backs each paragraph by the chapters
-    it links)."""
+    it links). ``constants``: the :class:`MathConstant` entries of this text's file; each one that
+    allows a number is added to the set ``used``, if given."""
     allowed, errors = check_entries(entries)
     missing = []
     free = [q for q in allowed if q is not None]
@@ -389,11 +523,17 @@ def unbacked(text: str, backing, entries) -> tuple[list[str], list[str]]:
     for q in quoted_numbers(text):
         if backing_at(q.start).backs(q):
             continue
+        constant = next((c for c in constants if c.allows(q)), None)
+        if constant is not None:
+            if used is not None:
+                used.add(constant)
+            continue
         hit = next((a for a in free if _same(a, q)), None)
         if hit is not None:
             free.remove(hit)
             continue
-        missing.append(f"{q.written!r} in: {sentence(text, q.start, q.end)}")
+        where = "" if q.math is None else f" in ${' '.join(q.math.split())}$"
+        missing.append(f"{q.written!r}{where} in: {sentence(text, q.start, q.end)}")
     for a in free:
         errors.append(
             f"entry {{'number': {a.written!r}}} allows nothing: the number is printed by an output, or "

@@ -73,3 +73,33 @@ def test_embedded_positions_circle_the_word():
 def test_embedded_positions_rejects_bad_embeddings(x, match):
     with pytest.raises(ValueError, match=match):
         pe_lib.embedded_positions(x, 4)
+
+
+# ---- found by `make mutate` (each kills mutants that the tests above let live) ---------------------
+def test_two_points_make_one_step_and_integers_do_not_overflow():
+    assert pe_lib.cross_z([[1.0, 0.0], [0.0, 1.0]]).tolist() == [1.0]  # the smallest input: one step
+    big = np.array([[50_000, 0], [0, 50_000]], dtype=np.int32)  # 2.5e9 does not fit in an int32
+    assert pe_lib.cross_z(big).tolist() == [2.5e9]
+
+
+def test_a_turn_of_exactly_atol_is_still():
+    # cross_z = 0.5 and -0.5: "still" when |z| <= atol, a turn only beyond it
+    assert pe_lib.rotation_sense([[1.0, 0.0], [0.0, 0.5], [1.0, 0.0]], atol=0.5).tolist() == ["still", "still"]
+    assert pe_lib.rotation_sense([[1.0, 0.0], [0.0, 0.5], [1.0, 0.0]], atol=0.49).tolist() == [
+        "counterclockwise", "clockwise",
+    ]  # fmt: skip
+    with pytest.raises(ValueError, match="atol"):
+        pe_lib.rotation_sense([[1.0, 0.0], [0.0, 1.0]], atol=float("nan"))
+
+
+def test_embedded_positions_are_the_word_plus_the_encoding():
+    x = np.arange(8.0)
+    np.testing.assert_array_equal(pe_lib.embedded_positions(x, [0]), [x + [0, 1, 0, 1, 0, 1, 0, 1]])  # PE(0)
+    positions = np.arange(0, 500, 7)
+    np.testing.assert_array_equal(pe_lib.embedded_positions(x, positions), x + pe_lib.sinusoidal(positions, 8))
+    np.testing.assert_array_equal(pe_lib.embedded_positions(x, positions, base=100.0),
+                                  x + pe_lib.sinusoidal(positions, 8, base=100.0))  # fmt: skip
+    # the default base is the paper's 10000, to the last bit (a base of 10001 moves PE(499) by ~1e-4)
+    pe = 499 * 10_000.0 ** (-np.arange(0, 8, 2) / 8)
+    at_499 = pe_lib.embedded_positions(np.zeros(8), [499])[0, 0::2]
+    np.testing.assert_allclose(at_499, np.sin(pe), rtol=0, atol=1e-12)

@@ -63,3 +63,8 @@ def test_first_half_is_the_column_second_half_the_row():
 def test_bad_input(args, match):
     with pytest.raises(ValueError, match=match):
         pe_lib.sinusoidal_2d(*args)
+
+
+def test_a_table_too_large_is_named_in_the_error():  # found by `make mutate`: the message was not checked
+    with pytest.raises(ValueError, match=r"^a 2-D position table of 16384 x 16388 = "):
+        pe_lib.sinusoidal_2d(128, 128, 16_388)

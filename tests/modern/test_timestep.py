@@ -108,3 +108,17 @@ def test_bad_input(kwargs, error, match):
     kwargs = {"timesteps": [1.0], "dim": 8, **kwargs}
     with pytest.raises(error, match=match):
         pe_lib.timestep_embedding(kwargs.pop("timesteps"), kwargs.pop("dim"), **kwargs)
+
+
+# ---- found by `make mutate` ---------------------------------------------------------------------------
+def test_a_max_period_between_0_and_1_is_allowed():
+    # any positive max_period is a valid base: 1 makes every frequency 1, 0.5 makes them grow
+    ones = pe_lib.timestep_embedding([2.0], 6, max_period=1.0)
+    np.testing.assert_array_equal(ones, [[np.sin(2.0)] * 3 + [np.cos(2.0)] * 3])
+    growing = pe_lib.timestep_embedding([1.0], 4, max_period=0.5, downscale_freq_shift=0.0)
+    np.testing.assert_allclose(growing, [[np.sin(1), np.sin(2**0.5), np.cos(1), np.cos(2**0.5)]], rtol=0, atol=1e-15)
+
+
+def test_a_table_too_large_is_named_in_the_error():
+    with pytest.raises(ValueError, match=r"^a timestep embedding of 2 x 134217729 = "):
+        pe_lib.timestep_embedding([0.0, 1.0], 2**27 + 1)

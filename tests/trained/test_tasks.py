@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import pe_lib
-from pe_lib.trained.tasks import is_causal
+from pe_lib.trained.tasks import DEFAULT_VOCAB_SIZE, is_causal
 
 
 def test_lookback_targets_by_hand():
@@ -67,3 +67,14 @@ def test_first_copies_the_first_token():
     np.testing.assert_array_equal(targets[:, counts], np.repeat(tokens[:, :1], 5, axis=1))
     with pytest.raises(ValueError, match="first needs seq_len >= 2"):
         pe_lib.scored_positions("first", 1)
+
+
+def test_the_default_seed_is_0():  # found by `make mutate`: the chapters' stored batches rely on it
+    tokens, _, _ = pe_lib.task_batch("lookback", 4, 8)
+    np.testing.assert_array_equal(tokens, np.random.default_rng(0).integers(0, DEFAULT_VOCAB_SIZE, (4, 8)))
+
+
+def test_the_batch_counts_follow_the_offset_and_errors_name_seq_len():  # found by `make mutate`
+    np.testing.assert_array_equal(pe_lib.task_batch("lookback", 2, 8, offset=5)[2], np.arange(8) >= 5)
+    with pytest.raises(ValueError, match="seq_len"):
+        pe_lib.scored_positions("reverse", 0)
