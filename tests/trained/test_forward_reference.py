@@ -4,8 +4,8 @@ tests/trained/test_transformer.py checks the JAX model piece by piece (its table
 numpy functions, its attention weights). This file checks the whole: for every encoding, the logits
 that chapters 14-16 read (:func:`pe_lib.trained.training.run_model`, compiled) equal those of an
 independent float64 numpy implementation of the model in pe_lib/trained/transformer.py's docstring,
-written from the formulas (the sinusoidal table, RoPE's rotation and ALiBi's slopes included) and
-calling nothing of pe_lib. Parameters are random, layer-norm gains and all biases included, so that
+written from the formulas (the sinusoidal table, RoPE's rotation, ALiBi's slopes and T5's buckets
+included) and calling nothing of pe_lib. Parameters are random, layer-norm gains and all biases included, so that
 no weight is the identity or zero by construction. Tolerance: float32 rounding of the JAX model.
 """
 
@@ -20,7 +20,7 @@ jax = pytest.importorskip("jax")
 training = pytest.importorskip("pe_lib.trained.training")
 tf = pytest.importorskip("pe_lib.trained.transformer")
 
-ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi")
+ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 D_MODEL, N_LAYERS, VOCAB, TRAIN_LEN = 16, 2, 11, 10
 RTOL, ATOL = 2e-5, 2e-5  # float32: the logits are of order 1-10
 
@@ -65,6 +65,26 @@ def alibi_slopes(h):
     return geometric(p) + geometric(2 * p)[0::2][: h - p]
 
 
+def t5_bucket(rel, *, bidirectional, num_buckets=32, max_distance=128):
+    """T5's bucket of one relative position ``rel`` = key minus query (Raffel et al. 2020, 2.1; the
+    rule of T5's code): with ``bidirectional`` the buckets are halved, the upper half for keys after
+    the query; otherwise a key after the query counts as distance 0. Of the ``n`` buckets of a
+    direction, distances 0 .. n/2 - 1 get one each, and a distance a >= n/2 gets
+    n/2 + floor(ln(a / (n/2)) / ln(max_distance / (n/2)) * (n - n/2)), at most n - 1."""
+    n, first = num_buckets, 0
+    if bidirectional:
+        n //= 2
+        if rel > 0:
+            first = n
+        a = abs(rel)
+    else:
+        a = max(0, -rel)
+    exact = n // 2
+    if a < exact:
+        return first + a
+    return first + min(n - 1, exact + int(math.log(a / exact) / math.log(max_distance / exact) * (n - exact)))
+
+
 def reference_logits(params, tokens, *, encoding, causal, n_heads):
     """Logits (B, L, V) of the model for ``tokens`` (B, L), in float64 loops over heads and rows."""
     p = {k: np.asarray(v, np.float64) for k, v in params.items() if k != "blocks"}
@@ -73,6 +93,7 @@ def reference_logits(params, tokens, *, encoding, causal, n_heads):
     d = p["embed"].shape[1]
     d_k = d // n_heads
     slopes = alibi_slopes(n_heads)
+    buckets = [[t5_bucket(j - i, bidirectional=not causal) for j in range(n)] for i in range(n)]
     out = []
     for seq in tokens:
         x = p["embed"][seq]  # E[t_i]
@@ -92,6 +113,8 @@ def reference_logits(params, tokens, *, encoding, causal, n_heads):
                     for j in range(n):
                         if encoding == "alibi":
                             s[i, j] -= slopes[head] * abs(i - j)
+                        if encoding == "t5":  # one trained bias per head and bucket, the same in every block
+                            s[i, j] += p["rel_bias"][buckets[i][j], head]
                         if causal and j > i:
                             s[i, j] = -np.inf
                 a = np.exp(s - s.max(1, keepdims=True))
@@ -126,7 +149,7 @@ def random_params(seed, *, n_heads, d_model=D_MODEL, n_layers=N_LAYERS, vocab=VO
         "embed": r(vocab, d_model), "pos": r(max_len, d_model, scale=0.5),
         "blocks": [block() for _ in range(n_layers)],
         "lnf_g": r(d_model, scale=0.3, mean=1), "lnf_b": r(d_model, scale=0.3),
-        "unembed": r(d_model, vocab, scale=d_model**-0.5),
+        "unembed": r(d_model, vocab, scale=d_model**-0.5), "rel_bias": r(32, n_heads),
     }  # fmt: skip
 
 
@@ -158,7 +181,7 @@ def test_logits_equal_an_independent_forward_pass(encoding, task, n_heads):
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
 
 
-@pytest.mark.parametrize("encoding", ["none", "sinusoidal", "rope", "alibi"])
+@pytest.mark.parametrize("encoding", ["none", "sinusoidal", "rope", "alibi", "t5"])
 def test_logits_beyond_the_training_length_equal_the_maths(encoding):
     # chapter 15 runs models at lengths they were not trained on; the learned table has no rows there
     m = model("lookback", encoding, n_heads=2)
@@ -183,10 +206,12 @@ def wrong_inputs(encoding, task, n_heads, seq_len):
         given["sin"] = -given["sin"]
     elif encoding == "alibi":  # the heads' slopes in the reverse order
         given["bias"] = given["bias"][::-1].copy()
+    elif encoding == "t5":  # the bucket of i - j (query minus key) instead of j - i
+        given["buckets"] = given["buckets"].T.copy()
     return given
 
 
-@pytest.mark.parametrize(("encoding", "task", "n_heads"), CASES[:10], ids=lambda v: str(v))
+@pytest.mark.parametrize(("encoding", "task", "n_heads"), CASES[: 2 * len(ENCODINGS)], ids=lambda v: str(v))
 def test_a_planted_error_in_the_model_changes_the_logits_beyond_the_tolerance(encoding, task, n_heads):
     m = model(task, encoding, n_heads=n_heads)
     seq = tokens(3, TRAIN_LEN)
@@ -205,4 +230,9 @@ def test_the_reference_is_the_maths_on_hand_values():
     np.testing.assert_allclose(rotate(np.array([[1.0, 0.0, 1.0, 0.0]]), [2]), [[cos(2), sin(2), cos(0.02), sin(0.02)]])
     assert alibi_slopes(8) == [2**-1, 2**-2, 2**-3, 2**-4, 2**-5, 2**-6, 2**-7, 2**-8]  # the paper's example
     assert alibi_slopes(3) == [2**-4, 2**-8, 2**-2]  # P = 2: 1/16, 1/256, then slope 0 of four heads, 1/4
+    # T5's buckets (32, up to distance 128), worked out by hand from the rule in t5_bucket's docstring
+    both = [t5_bucket(r, bidirectional=True) for r in (0, -1, 1, -7, 7, -8, -16, -31, -32, -127, -128, 500)]
+    assert both == [0, 1, 17, 7, 23, 8, 10, 11, 12, 15, 15, 31]  # 16: 8 + floor(8 ln 2/ln 16) = 10; 128: last
+    causal = [t5_bucket(r, bidirectional=False) for r in (5, 0, -1, -15, -16, -20, -32, -64, -127, -128)]
+    assert causal == [0, 0, 1, 15, 16, 17, 21, 26, 31, 31]  # 20: 16 + floor(16 ln 1.25 / ln 8) = 17
     np.testing.assert_allclose(layer_norm(np.array([1.0, 3.0]), np.ones(2), np.zeros(2), eps=0), [-1, 1])
