@@ -223,14 +223,6 @@ def every_label() -> dict[str, tuple[str, list[str]]]:
 
 # What was wrong when the check was written (issue 20): (document, a piece of the problem) -> the fix.
 KNOWN_LINK_FINDINGS: dict[tuple[str, str], str] = {
-    ("notebooks/09_why_10000", "github.com/tensorflow/tensor2tensor/blob/master"):
-        "pin common_attention.py to a commit or tag of tensor2tensor (the repository is archived: its last commit)",
-    ("notebooks/12_rope", "github.com/labmlai/annotated_deep_learning_paper_implementations/blob/master"):
-        "pin rope/value_pe/__init__.py to the commit read",
-    ("notebooks/13_after_sinusoids", "github.com/huggingface/transformers/blob/main"):
-        "link modeling_rope_utils.py at the release the book reads (v5.23.0 or v4.57.6), not main",
-    ("book/errata", "github.com/labmlai/annotated_deep_learning_paper_implementations/blob/master"):
-        "pin rope/__init__.py to the commit read",
     ("book/errata", 'section "Through the layers, trained"'):
         "chapter 16 was rewritten on main and has no such section any more: name the section that now holds it",
 }  # fmt: skip

@@ -140,10 +140,6 @@ def findings(file: str) -> tuple[tuple[str, str, str], ...]:
 
 # The conflicts found when this check was written (issue 20): (file, rule, a piece of the excerpt) -> fix.
 KNOWN_NOTATION_FINDINGS: dict[tuple[str, str, str], str] = {
-    ("notebooks/02_why_add.ipynb", "d-and-d_k", "$\\sqrt d$"):
-        "cell 10: writes d beside d_k; write d_model (or d_k) for each width",
-    ("notebooks/12_rope.ipynb", "row-vectors", "M(\\phi)\\,\\mathrm{PE}(pos)"):
-        "cell 1: with row vectors write PE(pos + phi) = PE(pos) M(phi)^T (or say the vectors are columns here)",
     ("notebooks/16_what_was_learned.ipynb", "k-offset", "lookback with $k = 1$"):
         "cell 5: the lookback task's offset is not the pair index: call it Delta (or 'offset'); chapters 14-16's issue",
     ("notebooks/16_what_was_learned.ipynb", "k-offset", "$k$ places back"): "cell 5: as above",

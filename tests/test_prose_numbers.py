@@ -7,9 +7,10 @@ itself on the cases an independent review measured: a check that let "9646.6" ba
 see a wrong digit, and one that did not read math let ch3's "$2\\pi\\cdot 9646.6$" change unseen.
 
 Constants of a formula inside math (10000 in $10000^{-2k/d}$) are allowed by tests/math_constants.yaml,
-each scoped to a file and a formula. KNOWN_MATH_FINDINGS below lists the numbers inside math that
-are neither printed nor constants today (issue 20): each is a finding to fix in its chapter, with the
-fix expected; the test fails on any other unbacked number, and on a listed one that is gone.
+each scoped to a file and a formula. KNOWN_MATH_FINDINGS below would list numbers inside math that
+are neither printed nor constants, each a finding to fix in its chapter with the fix expected; the
+nineteen found when the check was written (issue 20) are fixed, and it is empty. The test fails on
+any unbacked number, and on a listed one that is gone.
 """
 
 from __future__ import annotations
@@ -41,45 +42,10 @@ PAGES = sorted((ROOT / "book").glob("*.md"))
 CONSTANTS_FILE = Path(__file__).with_name("math_constants.yaml")
 CONSTANTS, CONSTANTS_ERRORS = math_constants(yaml.safe_load(CONSTANTS_FILE.read_text()))
 
-# Numbers inside math that no output prints and that are not constants of their formula, as found
-# when the check was written (issue 20). (file, number as written, a piece of its formula) -> the fix.
-# Fixing one makes the test fail until its line is removed here.
-KNOWN_MATH_FINDINGS = {
-    ("notebooks/04_visualizing.ipynb", "99", r"k = 0, \dots, 99"):
-        "cell 13: print the pairs shown (k = 0 .. 99) in the cell that draws them",
-    ("notebooks/04_visualizing.ipynb", "2^16", r"pos < 2^{16}"):
-        "cell 28: a test's range: allow it in the cell's metadata naming the test, or print the range checked",
-    ("notebooks/04_visualizing.ipynb", "2^20", r"2^{20}"):
-        "cell 28: a test's range: allow it in the cell's metadata naming the test, or print the range checked",
-    ("notebooks/04_visualizing.ipynb", "1022", r"0, \dots, 1022"):
-        "cell 31: print the positions fitted (0 .. 1022, 1023 of them) beside the fit",
-    ("notebooks/05_the_clock.ipynb", "512", r"d_\text{model}=512"):
-        "cells 2, 8, 14, 27, 34, 36: the chapter's width is never printed: print d_model in its first code cell",
-    ("notebooks/05_the_clock.ipynb", "512", r"d_\text{model} = 512"): "cell 25: as above (print d_model)",
-    ("notebooks/05_the_clock.ipynb", "512", r"d=512"): "cell 34: as above, and write d_model (not d)",
-    ("notebooks/07_through_the_layers.ipynb", "-0.25", r"-0.25"):
-        "cell 8: the figure's axis limit: print it with the figure's numbers, or allow it as a drawing setting",
-    ("notebooks/08_relative_positions.ipynb", "48", r"L=48"):
-        "cell 31 (exercise 1): print d and L in the solution, or allow them as the exercise's chosen sizes",
-    ("notebooks/08_relative_positions.ipynb", "2.5", r"\Delta = 2.5"):
-        "cell 33 (exercise 2): print the offset in the solution, or allow it as the exercise's chosen value",
-    ("notebooks/11_in_the_wild.ipynb", "10^-8", r"10^{-8}"):
-        "cell 29: 'down to almost 10^-8' is a result: print the slowest frequency of the variant",
-    ("notebooks/11_in_the_wild.ipynb", "999", r"0, \dots, 999"): "cell 29: print the positions fitted (0 .. 999)",
-    ("notebooks/11_in_the_wild.ipynb", "999", r"999+\phi"): "cell 29: as above",
-    ("notebooks/13_after_sinusoids.ipynb", "10^6", r"10^6"):
-        "cell 1: print the encoding of position 10^6 (or the position) in a cell",
-    ("book/errata.md", "500", r"50 \le pos < 500"):
-        "'learned pattern' entry: chapter 13 should print the range of positions (50 .. 499) it measures",
-    ("book/errata.md", "512", r"d_\text{model} = 512"):
-        "'clockwise', 'word circle' and 'two square roots' entries: the linked chapters never print d_model = 512",
-    ("book/errata.md", "43", r"f(43) = 134.7587"):
-        "'decays nicely' entry: chapter 6 prints f(44) but not the offset 43; print both offsets",
-    ("book/performance.md", "10^-16", r"10^{-16}"):
-        "float64's rounding near 1 is 2^-53 = 1.1e-16: print it (or write 2^{-53}, a constant of the format)",
-    ("book/performance.md", "10^-11", r"10^{-11}"):
-        "10^5 · 10^-16 is arithmetic on a quoted value: print the error measured at position 10^5",
-}  # fmt: skip
+# Numbers inside math that no output prints and that are not constants of their formula:
+# (file, number as written, a piece of its formula) -> the fix. Fixing one makes the test fail until
+# its line is removed here. Those found when the check was written (issue 20) are all fixed.
+KNOWN_MATH_FINDINGS: dict[tuple[str, str, str], str] = {}
 
 
 def known_finding(file: str, problem: str):
@@ -438,9 +404,9 @@ def test_a_math_constant_is_scoped_to_its_file_and_formula():
     assert [len(math_constants([b])[1]) for b in bad] == [1, 1, 1]
 
 
-def test_a_known_finding_matches_its_file_number_and_formula():
+def test_a_known_finding_matches_its_file_number_and_formula(monkeypatch):
     key = ("notebooks/05_the_clock.ipynb", "512", r"d_\text{model}=512")
-    assert key in KNOWN_MATH_FINDINGS
+    monkeypatch.setitem(KNOWN_MATH_FINDINGS, key, "print d_model")
     msg = r"cell 2: not printed: '512' in $d_\text{model}=512$ in: for $d_\text{model}=512$, 256 hands."
     assert known_finding(key[0], msg) == key
     assert known_finding(key[0], msg.replace("'512'", "'513'").replace("=512", "=513")) is None
