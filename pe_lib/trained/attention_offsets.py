@@ -1,7 +1,9 @@
 r"""The weight a trained head puts at one offset, query by query: does it drift along the sequence?
 
-A head that "attends by relative position" puts its weight at a fixed offset
-:math:`\Delta = i - j` (query position minus key position) wherever the query stands.
+A head that "attends by relative position" puts its weight on the key a fixed :math:`\Delta` tokens
+back, at :math:`j = i - \Delta`, wherever the query :math:`i` stands (chapter 8's reading of
+:math:`\Delta`, a distance back; in book/notation.md's signed offset, key minus query, that key sits
+at :math:`j - i = -\Delta`).
 :func:`weight_at_offset` reads, from attention maps :math:`a_{ij}` (rows: queries ``i``, columns:
 keys ``j``, each row summing to 1), the weight :math:`a_{i,\,i-\Delta}` of every query as a function
 of its position ``i``: constant for a purely relative head, drifting if the head depends on absolute
