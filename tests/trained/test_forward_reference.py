@@ -191,6 +191,16 @@ def test_logits_beyond_the_training_length_equal_the_maths(encoding):
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
 
 
+@pytest.mark.parametrize("task", ["lookback", "reverse"])
+def test_t5_logits_past_the_largest_distance_equal_the_maths(task):
+    # 140 tokens reach distances beyond T5's max_distance 128, where every key shares its direction's last bucket
+    m = model(task, "t5", n_heads=2)
+    seq = tokens(1, 140)
+    got = np.asarray(training.run_model(m, seq))
+    want = reference_logits(m.params, seq, encoding="t5", causal=task == "lookback", n_heads=2)
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+
+
 def wrong_inputs(encoding, task, n_heads, seq_len):
     """The model's position inputs with one planted error of the kind each encoding could make."""
     causal = task == "lookback"
