@@ -1,16 +1,26 @@
-"""The trained models of chapters 14-16: the JAX Transformer, its tasks, training, repeated runs
-with their spread, and the analysis of what a trained model learned.
+"""The trained models of chapters 14-16 and 20: the JAX Transformer, its tasks, training, repeated runs
+with their spread, the analysis of what a trained model learned, and real text (a corpus, bits per character).
 JAX and optax are imported on the first training call, never by `import pe_lib`.
 """
 
 from .attention_offsets import weight_at_offset
 from .baselines import order_blind_accuracy
+from .corpus import CORPORA, corpus_split, decode_text, encode_text, held_out_windows, text_batch, unigram_bits
+from .language_model import task_loss
 from .model_analysis import attention_by_offset, position_table, predict, residual_stream, trained_attention
 from .runs import accuracy_by_position, running_mean, seed_spread, spread_table, spread_text, steps_to_loss
 from .tasks import TASKS, scored_positions, task_batch, task_targets
 from .training import ENCODINGS, TrainedTransformer, task_accuracy, train_transformer, train_transformers
 
 __all__ = [
+    "CORPORA",
+    "corpus_split",
+    "decode_text",
+    "encode_text",
+    "held_out_windows",
+    "task_loss",
+    "text_batch",
+    "unigram_bits",
     "accuracy_by_position",
     "attention_by_offset",
     "ENCODINGS",

@@ -157,6 +157,8 @@ def _config(task, encoding, *, seq_len, steps, seed, d_model, n_layers, n_heads,
     if learning_rate <= 0:
         raise ValueError(f"learning_rate must be > 0, got {learning_rate}")
     offset = check_positive_int(offset, name="offset")
+    if task == "text":  # tokens are ASCII codes (pe_lib.trained.corpus), whatever vocab_size says
+        from .corpus import TEXT_VOCAB_SIZE as vocab_size
     if task == "lookback" and offset >= seq_len:
         raise ValueError(f"lookback with offset k={offset} needs seq_len > k, got seq_len={seq_len}")
     return TransformerConfig(
