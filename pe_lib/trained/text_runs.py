@@ -33,7 +33,7 @@ from .training import (
 )
 
 # the settings of the chapter's runs: a character model trained on windows of 64 characters
-SETTINGS = dict(seq_len=64, steps=1000, d_model=64, n_layers=2, n_heads=4, batch_size=32, learning_rate=3e-3)
+SETTINGS = dict(seq_len=64, steps=1000, d_model=32, n_layers=2, n_heads=4, batch_size=16, learning_rate=3e-3)
 FACTORS = (1, 2, 4, 8)  # evaluated at L, 2L, 4L, 8L
 N_CHARACTERS = 65_536  # held-out characters scored at every length (a multiple of 8L = 512)
 LEARNING_RATES = (1e-3, 3e-3, 1e-2)  # the per-encoding search, on validation text
