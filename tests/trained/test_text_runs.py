@@ -78,3 +78,10 @@ def test_validation_text_is_apart_from_the_scored_text():
     validation = text_runs.validation_text()
     assert len(validation) == text_runs.N_CHARACTERS + 1
     assert held_out.index(validation) >= text_runs.N_CHARACTERS + 1  # after the characters the results score
+
+
+def test_save_and_load_results(tmp_path):
+    results = {"bpc": {"none": [[2.5, None]]}, "lengths": [4, 8], "code_version": "abc"}
+    text_runs.save_results(results, tmp_path / "r.json")
+    assert text_runs.load_results(tmp_path / "r.json") == results
+    assert (tmp_path / "r.json").read_text().endswith("}\n")
