@@ -1,13 +1,22 @@
-"""The trained models of chapters 14-16 and 20: the JAX Transformer, its tasks, training, repeated runs
-with their spread, the analysis of what a trained model learned, and real text (a corpus, bits per character).
+"""The trained models of chapters 14-16, 19 and 20: the JAX Transformer, its tasks, training, repeated runs
+with their spread, what a model learned, a model run at explicit positions, and real text (bits/char).
 JAX and optax are imported on the first training call, never by `import pe_lib`.
 """
 
 from .attention_offsets import weight_at_offset
 from .baselines import order_blind_accuracy
 from .corpus import CORPORA, corpus_split, decode_text, encode_text, held_out_windows, text_batch, unigram_bits
+from .explicit_positions import logits_at, predict_at
+from .head_terms import commuting_projection, commuting_share, head_score_terms, positional_form, term_shares
 from .language_model import task_loss
-from .model_analysis import attention_by_offset, position_table, predict, residual_stream, trained_attention
+from .model_analysis import (
+    attention_by_offset,
+    offset_r_squared,
+    position_table,
+    predict,
+    residual_stream,
+    trained_attention,
+)
 from .runs import accuracy_by_position, running_mean, seed_spread, spread_table, spread_text, steps_to_loss
 from .tasks import TASKS, scored_positions, task_batch, task_targets
 from .training import ENCODINGS, TrainedTransformer, task_accuracy, train_transformer, train_transformers
@@ -23,10 +32,17 @@ __all__ = [
     "unigram_bits",
     "accuracy_by_position",
     "attention_by_offset",
+    "commuting_projection",
+    "commuting_share",
     "ENCODINGS",
+    "head_score_terms",
+    "offset_r_squared",
+    "logits_at",
     "order_blind_accuracy",
     "position_table",
+    "positional_form",
     "predict",
+    "predict_at",
     "residual_stream",
     "running_mean",
     "scored_positions",
@@ -35,6 +51,7 @@ __all__ = [
     "spread_text",
     "steps_to_loss",
     "task_accuracy",
+    "term_shares",
     "task_batch",
     "task_targets",
     "TASKS",
