@@ -293,8 +293,9 @@ def test_icon_rules_are_cut_to_the_icons_used():
     css = ('.fa-bars:before,.fa-navicon:before{content:"\\f0c9"}.fa-sun:before{content:"\\f185"}'
            '.fa-lg{font-size:1.25em}:root{--pst-icon-external-link:"\uf35d"}')
     assert book_slim.icon_rules(css) == {"bars": "f0c9", "navicon": "f0c9", "sun": "f185"}
+    # written back in ASCII: a private-use character becomes a CSS escape again (its space ends the escape)
     assert book_slim.purge_icon_rules(css, {"bars"}) == (
-        '.fa-bars:before{content:"\\f0c9"}.fa-lg{font-size:1.25em}:root{--pst-icon-external-link:"\uf35d"}')
+        '.fa-bars:before{content:"\\f0c9 "}.fa-lg{font-size:1.25em}:root{--pst-icon-external-link:"\\f35d "}')
     assert book_slim.css_glyphs(css) == {0xF0C9, 0xF185, 0xF35D}
     assert book_slim.used_icons(['<i class="fa-solid fa-bars fa-lg"></i>']) == {"solid", "bars", "lg"}
 
@@ -305,7 +306,37 @@ def test_stylesheet_purge_keeps_what_is_used():
     out = book_slim.purge_unused_rules(css, {"btn", "used", "tooltip-arrow"}, ("bs-",))
     assert out == ('@charset "UTF-8";.btn{color:red}@media (min-width:9px){.used{c:d}}@font-face{font-family:F}'
                    '.bs-tooltip-top .tooltip-arrow{e:f}a[href]{g:h}')
+    assert book_slim.purge_unused_rules("/* x */.a:not(.gone),:is(.b, .gone) .c{i:j}", {"a", "b", "c"}, ()) == (
+        ".a:not(.gone){i:j}")  # :not() of a class no page has still matches; :is(.b, .gone) needs .gone
     assert book_slim.DYNAMIC_PREFIX.findall('x=`bs-${name}-auto`; y="col-"+n; z="plain-text"') == ["bs-", "col-"]
+
+
+# Font Awesome's licence comment as the theme's stylesheet has it: commas, a "*/" at the end, and the
+# icon rules right after it. A hand-written splitter that cut at commas dropped the piece with "*/"
+# and left the comment open: every icon rule after it became part of the comment (issue 19).
+LICENCE_THEN_ICONS = (
+    '.unused-a{x:1}/*!\n * Font Awesome Free 6.5.2 by @fontawesome - https://fontawesome.com\n'
+    ' * Copyright 2024 Fonticons, Inc.\n */.fa{font-family:var(--fa-style-family,"Font Awesome 6 Free")}'
+    '.fa-unused-b:before,.fa-bars:before{content:"\\f0c9"}.fa-sun:before{content:"\\f185"}'
+)
+
+
+def test_stylesheet_purge_never_leaves_a_comment_open():
+    import tinycss2
+
+    out = book_slim.purge_unused_rules(LICENCE_THEN_ICONS, {"fa", "fa-bars", "fa-sun"}, ())
+    rules = tinycss2.parse_stylesheet(out, skip_comments=True, skip_whitespace=True)
+    preludes = [tinycss2.serialize(r.prelude) for r in rules if r.type == "qualified-rule"]
+    assert preludes == [".fa", ".fa-bars:before", ".fa-sun:before"], out
+    assert book_slim.icon_rules(out) == {"bars": "f0c9", "sun": "f185"}, out
+    assert "Font Awesome Free 6.5.2" in out, "the licence comment (/*! ... */) is kept"
+
+
+def test_icon_rules_inside_a_comment_are_no_icon_rules():
+    assert book_slim.icon_rules('/* .fa-bars:before{content:"\\f0c9"} */.fa-sun:before{content:"\\f185"}') == {
+        "sun": "f185"}
+    with pytest.raises(book_slim.SlimError, match="does not parse"):
+        book_slim.purge_unused_rules(".a{x:1}}", {"a"}, ())
 
 
 def test_glossary_acronyms_become_search_aliases():
