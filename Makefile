@@ -79,6 +79,7 @@ test: venv lab-venv
 
 lint: venv
 	$(BIN)/ruff check pe_lib tests tools _ext
+	$(BIN)/lint-imports
 	$(BIN)/ruff check notebooks
 
 # Both cores: pytest-xdist runs the unit tests in two workers (coverage is combined) and the notebooks
@@ -112,7 +113,8 @@ bench: venv
 # Mutation testing (mutmut, configured in pyproject.toml): every single-token change inside a formula
 # function of these modules should fail a unit test. MUTATE picks modules, MUTATE_JOBS the parallel
 # workers (the machine is shared: keep it small). Incremental: results are kept in mutants/.
-MUTATE ?= attention relative alibi shift frequencies similarity rope linear_fit sinusoidal _validate
+MUTATE ?= numpy_model.attention analysis.relative encodings.alibi encodings.shift encodings.frequencies \
+  analysis.similarity encodings.rope analysis.linear_fit encodings.sinusoidal _validate
 MUTATE_JOBS ?= 2
 
 $(VENV)/.mutate-installed: requirements-mutate.txt $(VENV)/.installed
@@ -121,7 +123,7 @@ $(VENV)/.mutate-installed: requirements-mutate.txt $(VENV)/.installed
 
 mutate: $(VENV)/.mutate-installed
 	$(BIN)/mutmut run --max-children $(MUTATE_JOBS) $(foreach m,$(MUTATE),"pe_lib.$(m).*")
-	@$(BIN)/mutmut results --all true | awk -F': ' '/: / { split($$1, n, "."); m = n[2]; \
+	@$(BIN)/mutmut results --all true | awk -F': ' '/: / { split($$1, n, "."); m = n[2]; if (n[2] != "_validate") m = n[2] "." n[3]; \
 	  if ($$2 == "not checked") next; total[m]++; if ($$2 == "killed" || $$2 == "timeout") killed[m]++; \
 	  else print "  " $$2 ": " $$1 } \
 	  END { for (m in total) printf "%-12s %4d of %4d mutants killed (%.1f%%)\n", m, killed[m], total[m], \

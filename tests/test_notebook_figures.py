@@ -33,7 +33,7 @@ import pe_lib  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-MAX_WIDTH = 760  # CSS pixels: the book's text column (pe_lib.figures.MAX_WIDTH_PX, restated on purpose)
+MAX_WIDTH = 760  # CSS pixels: the book's text column (pe_lib.book.figures.MAX_WIDTH_PX, restated on purpose)
 FILE_NAME = re.compile(r"\.(png|svg|jpe?g|gif|pdf|webp)\W*$", re.I)
 
 

@@ -1,7 +1,7 @@
 // The chapters' Jupyter explorers, on the website without a kernel.
 //
 // JupyterLab readers move sliders that redraw pe_lib's figures (chapter 4: pe_lib.explorer_widget,
-// chapter 9: pe_lib.base_explorer). The table behind them is cheap, so this script computes it in
+// chapter 9: pe_lib.drawing.base_explorer). The table behind them is cheap, so this script computes it in
 // the browser and draws it on a canvas, with the same sliders, ranges and numbers:
 //
 //   <div class="pe-explorer" data-explorer="table"></div>   sequence length, d_model and base:
@@ -352,7 +352,7 @@
         return { summary, table, text };
       },
     },
-    // pe_lib.base_explorer: d_model 2..1024 (even), base 10^0.1..10^7 on a log scale, L 1..4096
+    // pe_lib.drawing.base_explorer: d_model 2..1024 (even), base 10^0.1..10^7 on a log scale, L 1..4096
     base: {
       label: "Explorer of the base",
       controls: [

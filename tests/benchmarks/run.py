@@ -49,7 +49,7 @@ import report  # noqa: E402
 import pe_lib  # noqa: E402
 
 ROOT = report.ROOT
-SIN = importlib.import_module("pe_lib.sinusoidal")
+SIN = importlib.import_module("pe_lib.encodings.sinusoidal")
 SIZES = [(128, 512), (2048, 512), (16384, 1024)]
 WIDGET_GOAL_MS = 100.0
 

@@ -1,0 +1,58 @@
+"""Analysis of encodings and of the numpy model: similarity and dot profiles, word-vs-position
+embeddings, attention by offset, linear probes and fits, the choice of the base.
+Numpy only. Used by chapters 1, 2, 4, 6-9, 11, 12, 16 and 18.
+"""
+
+from .base_analysis import (
+    base_summary,
+    constant_pairs,
+    first_closer_than_neighbour,
+    mean_squared_distance,
+    nearest_other_position,
+    neighbour_distance,
+    squared_distance,
+)
+from .embedding import (
+    cosine_matrix,
+    nearest_token_accuracy,
+    position_recovery_accuracy,
+    predicted_position_accuracy,
+    random_cosines,
+    random_embeddings,
+    score_terms,
+    transformer_parameters,
+)
+from .linear_fit import fit_linear_map, r_squared
+from .probe import fit_probe, heldout_r_squared, layer_probe, token_spread
+from .relative import first_negative, first_rise, mass_on_offset, offset_attention, offset_attention_projections
+from .similarity import dot_profile
+
+__all__ = [
+    "base_summary",
+    "constant_pairs",
+    "cosine_matrix",
+    "dot_profile",
+    "first_closer_than_neighbour",
+    "first_negative",
+    "first_rise",
+    "fit_linear_map",
+    "fit_probe",
+    "heldout_r_squared",
+    "layer_probe",
+    "mass_on_offset",
+    "mean_squared_distance",
+    "nearest_other_position",
+    "nearest_token_accuracy",
+    "neighbour_distance",
+    "offset_attention",
+    "offset_attention_projections",
+    "position_recovery_accuracy",
+    "predicted_position_accuracy",
+    "r_squared",
+    "random_cosines",
+    "random_embeddings",
+    "score_terms",
+    "squared_distance",
+    "token_spread",
+    "transformer_parameters",
+]

@@ -1,0 +1,30 @@
+"""Drawing and widgets: heatmaps and plots, the clock and its HTML player, the explorers of
+chapters 4 and 9, and the live-figure cache that redraws a widget's figure in place.
+matplotlib and ipywidgets live here only. Used by chapters 1, 2, 4-7, 9 and 16.
+"""
+
+from .base_explorer import base_explorer, draw_base_overview
+from .clock import clock_animation_html, clock_widget, draw_clock, draw_word_circles
+from .explorer import explorer_figure, explorer_summary, explorer_widget
+from .player import player_html, png_frames
+from .plots import binary_digits, bit_wave, heatmap, heatmap_grid, new_figure, zero_crossings
+
+__all__ = [
+    "base_explorer",
+    "binary_digits",
+    "bit_wave",
+    "clock_animation_html",
+    "clock_widget",
+    "draw_base_overview",
+    "draw_clock",
+    "draw_word_circles",
+    "explorer_figure",
+    "explorer_summary",
+    "explorer_widget",
+    "heatmap",
+    "heatmap_grid",
+    "new_figure",
+    "player_html",
+    "png_frames",
+    "zero_crossings",
+]

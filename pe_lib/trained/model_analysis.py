@@ -1,0 +1,97 @@
+r"""Looking inside a trained model of :func:`pe_lib.train_transformer`: attention, residual stream, position table.
+
+All functions return numpy arrays. Usage::
+
+    model = pe_lib.train_transformer("lookback", "sinusoidal")
+    tokens, _, _ = pe_lib.task_batch("lookback", 8, model.seq_len, seed=1)
+    a = pe_lib.trained_attention(model, tokens[0])   # (n_layers, n_heads, L, L), rows sum to 1
+    s = pe_lib.residual_stream(model, tokens)        # (n_layers + 1, 8, L, d_model), for pe_lib.layer_probe
+    p = pe_lib.position_table(model)                 # (L, d_model): what the model adds at the input
+    pe_lib.attention_by_offset(a[0, 0])              # mean weight on the key Delta = i - j places back
+    model.initial()                                  # the same model at initialisation
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validate import check_finite_array
+from .training import check_length, check_model, run_model
+
+
+def _tokens(model, tokens) -> tuple[np.ndarray, bool]:
+    arr = np.asarray(tokens)
+    if arr.ndim not in (1, 2) or arr.dtype.kind not in "iu" or arr.size == 0:
+        raise ValueError(f"tokens must be a non-empty integer array of shape (L,) or (batch, L), got dtype "
+                         f"{arr.dtype} and shape {arr.shape}")
+    vocab = model.config.vocab_size
+    if arr.min() < 0 or arr.max() >= vocab:
+        raise ValueError(f"tokens must lie in 0..{vocab - 1} (the model's vocabulary), got {arr.min()}..{arr.max()}")
+    check_length(model, arr.shape[-1])
+    return arr.reshape(-1, arr.shape[-1]), arr.ndim == 1
+
+
+def predict(model, tokens) -> np.ndarray:
+    """The model's most likely token at every position (argmax of the logits), same shape as ``tokens``."""
+    model = check_model(model)
+    batch, single = _tokens(model, tokens)
+    out = run_model(model, batch).argmax(axis=-1)
+    return out[0] if single else out
+
+
+def trained_attention(model, tokens) -> np.ndarray:
+    r"""Attention weights :math:`a^{(\ell,h)}_{ij}` of every layer and head on ``tokens``.
+
+    ``tokens``: ``(L,)`` or ``(batch, L)`` integers. Returns ``(n_layers, n_heads, L, L)`` for one
+    sequence, ``(n_layers, batch, n_heads, L, L)`` for a batch; row ``i`` is query position ``i``.
+    """
+    model = check_model(model)
+    batch, single = _tokens(model, tokens)
+    _, _, weights = run_model(model, batch, collect=True)  # (n_layers, B, H, L, L)
+    return weights[:, 0] if single else weights
+
+
+def residual_stream(model, tokens) -> np.ndarray:
+    r"""The residual stream :math:`x^{(\ell)}` before the first block and after each block.
+
+    ``tokens``: ``(L,)`` or ``(batch, L)``. Returns ``(n_layers + 1, L, d_model)`` or
+    ``(n_layers + 1, batch, L, d_model)`` (the layout of :func:`pe_lib.run_stack`, ready for
+    :func:`pe_lib.layer_probe`); index 0 is token embedding plus position vector.
+    """
+    model = check_model(model)
+    batch, single = _tokens(model, tokens)
+    _, states, _ = run_model(model, batch, collect=True)  # (n_layers + 1, B, L, d_model)
+    return states[:, 0] if single else states
+
+
+def position_table(model, seq_len: int | None = None) -> np.ndarray:
+    r"""The vectors :math:`P_{pos}` the model adds to the token embeddings, ``(seq_len, d_model)``.
+
+    ``"learned"``: the first ``seq_len`` rows of the trained table (at most the training length);
+    ``"sinusoidal"``: :func:`pe_lib.sinusoidal` as the model uses it (float32). ``seq_len`` defaults
+    to the training length. The other encodings add no vector and raise ``ValueError``.
+    """
+    model = check_model(model)
+    encoding = model.config.encoding
+    if encoding not in ("learned", "sinusoidal"):
+        raise ValueError(f"a model with encoding {encoding!r} adds no position vectors; position_table needs "
+                         "encoding 'learned' or 'sinusoidal'")
+    seq_len = model.seq_len if seq_len is None else check_length(model, seq_len)
+    if encoding == "learned":
+        return np.asarray(model.params["pos"][:seq_len], dtype=np.float64)
+    from ..encodings.sinusoidal import sinusoidal
+
+    return sinusoidal(seq_len, model.config.d_model).astype(np.float32).astype(np.float64)
+
+
+def attention_by_offset(weights) -> np.ndarray:
+    r"""Mean attention weight on the key :math:`\Delta = i - j` places before the query, for
+    :math:`\Delta = 0 .. L-1`: :math:`\bar a(\Delta) = \frac{1}{L - \Delta}\sum_{i \ge \Delta} a_{i, i-\Delta}`.
+
+    ``weights``: ``(..., L, L)`` attention matrices. Returns ``(..., L)``.
+    """
+    w = check_finite_array(weights, name="weights", min_ndim=2, shape_hint="(..., L, L)")
+    n = w.shape[-1]
+    if w.shape[-2] != n:
+        raise ValueError(f"weights must be square (..., L, L) attention matrices, got shape {w.shape}")
+    return np.stack([np.diagonal(w, offset=-d, axis1=-2, axis2=-1).mean(axis=-1) for d in range(n)], axis=-1)

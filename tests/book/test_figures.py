@@ -1,0 +1,186 @@
+"""pe_lib.show and figure_digest: the text nbval compares must change when the drawn data changes."""
+
+import base64
+import io
+from unittest import mock
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+import pe_lib  # noqa: E402
+from pe_lib.book import figures  # noqa: E402
+
+
+def _figure(y, *, width=6.0):
+    fig = Figure(figsize=(width, 3), dpi=100)
+    ax = fig.subplots()
+    ax.set_title("panel")
+    ax.plot(np.arange(len(y)), y)
+    ax.imshow(np.array([[0.0, 1.0], [2.0, 3.0]]))
+    ax.bar([0, 1], [2.0, 5.0])
+    ax.scatter([1.0, 3.0], [2.0, 4.0], c=[0.25, 0.75])
+    return fig
+
+
+def test_digest_reports_each_drawn_object_with_its_numbers():
+    text = pe_lib.figure_digest(_figure([1.0, -3.0, 2.0]))
+    lines = text.splitlines()
+    assert lines[0] == "Figure data: 600x300 px, 1 axes"
+    assert lines[1] == "axes 0 'panel'"
+    assert lines[2] == "  line x: n=3 min=0 max=2 mean=1 mean|.|=1; y: n=3 min=-3 max=2 mean=0 mean|.|=2"
+    assert lines[3] == "  image 2x2: n=4 min=0 max=3 mean=1.5 mean|.|=1.5"
+    assert lines[4] == (
+        "  PathCollection offsets n=4 min=1 max=4 mean=2.5 mean|.|=2.5"
+        " values n=2 min=0.25 max=0.75 mean=0.5 mean|.|=0.5"
+    )
+    assert lines[5] == "  2 bars: heights n=2 min=2 max=5 mean=3.5 mean|.|=3.5"
+
+
+def test_digest_changes_with_a_single_drawn_value_and_ignores_last_bits():
+    base = pe_lib.figure_digest(_figure([1.0, -3.0, 2.0]))
+    assert pe_lib.figure_digest(_figure([1.0, -3.0, 2.01])) != base
+    assert pe_lib.figure_digest(_figure([1.0, -3.0, 2.0 + 1e-13])) == base
+
+
+def test_digest_of_empty_and_non_finite_data():
+    fig = Figure()
+    ax = fig.subplots()
+    ax.plot([np.nan], [np.inf])
+    ax.vlines([1.0], 0.0, 0.0).set_offsets(np.empty((0, 2)))  # a collection: no offsets, no colour values
+    ax.plot([0.0, 0.0], [0.0, 0.0])
+    text = pe_lib.figure_digest(fig)
+    assert "no finite values" in text
+    assert text.endswith("\n  LineCollection")
+    assert "y: n=2 min=0 max=0 mean=0 mean|.|=0" in text
+    with pytest.raises(TypeError, match="matplotlib Figure"):
+        pe_lib.figure_digest("fig.png")
+
+
+def test_digest_rounds_on_the_scale_of_the_data():
+    text = pe_lib.figure_digest(_figure([1000.0, -0.00012, 0.5]))
+    # scale 1000: everything is rounded to units, -0.00012 too (and printed as 0, not -0)
+    assert "y: n=3 min=0 max=1000 mean=333 mean|.|=334" in text
+
+
+def test_show_displays_a_2x_png_with_alt_text_and_the_digest():
+    fig = _figure([0.0, 1.0])
+    with mock.patch("IPython.display.display") as display:
+        pe_lib.show(fig, alt="A line, a small image, two bars and two dots.")
+    (bundle,), kwargs = display.call_args
+    assert kwargs["raw"] is True
+    assert kwargs["metadata"] == {
+        "image/png": {"width": 600, "height": 300, "alt": "A line, a small image, two bars and two dots."}
+    }
+    png = base64.b64decode(bundle["image/png"])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert (width, height) == (1200, 600)  # twice the CSS size
+    assert bundle["text/plain"] == pe_lib.figure_digest(fig)
+    assert b"Software" not in png  # nothing that changes from one matplotlib build to the next
+
+
+def test_show_closes_a_pyplot_figure_but_not_a_free_one():
+    fig = plt.figure(figsize=(4, 2))
+    fig.subplots().plot([0, 1])
+    with mock.patch("IPython.display.display"):
+        pe_lib.show(fig, alt="One straight rising line.")
+    assert not plt.fignum_exists(fig.number)
+
+
+@pytest.mark.parametrize("alt", ["", "figure", "fig_1.png", "see the plot.PNG", None])
+def test_show_rejects_missing_or_path_like_alt_text(alt):
+    with pytest.raises(ValueError, match="alt must describe"):
+        pe_lib.show(_figure([0.0]), alt=alt)
+
+
+def test_show_rejects_figures_wider_than_the_text_column():
+    with pytest.raises(ValueError, match="800 px wide; the text column holds 760 px"):
+        pe_lib.show(_figure([0.0], width=8.0), alt="A line that is too wide.")
+    with pytest.raises(TypeError, match="matplotlib Figure"):
+        pe_lib.show(None, alt="Nothing at all here.")
+
+
+# ---- the PNG's bytes: a palette when it looks the same, full colour otherwise -----------------------
+def _decoded(png: bytes) -> tuple[int, np.ndarray]:
+    """(PNG colour type from the IHDR chunk, the pixels as an RGBA uint8 array)."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        return png[25], np.asarray(image.convert("RGBA"))
+
+
+def _drawn(fig: Figure, dpi: float, **kwargs) -> np.ndarray:
+    """The figure's pixels as matplotlib draws them (its own PNG writer, lossless)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, **kwargs)
+    return _decoded(buf.getvalue())[1], len(buf.getvalue())
+
+
+def _dense_lines() -> Figure:
+    """Like chapter 8's figure: thousands of anti-aliased colours from a few crossing curves, and a heat map."""
+    fig = Figure(figsize=(7.6, 3.4), dpi=100)
+    lines, heat = fig.subplots(1, 2, width_ratios=[2, 1])
+    x = np.linspace(0, 4000, 4001)
+    for k, colour in enumerate(["tab:orange", "tab:green", "tab:blue"]):
+        lines.plot(x, np.cos(x / (3 + k)) / (1 + x / 1000), color=colour, lw=0.8, label=f"curve {k}")
+    lines.legend(loc="upper right")
+    lines.set_title("dense crossing curves")
+    heat.imshow(np.cos(np.add.outer(np.arange(48), np.arange(48)) / 7))  # viridis, 48 x 48 cells
+    heat.set_title("a heat map")
+    return fig
+
+
+def test_a_line_plot_is_stored_as_a_palette_that_looks_the_same_in_far_fewer_bytes():
+    fig = _dense_lines()
+    drawn, full_bytes = _drawn(fig, 200)
+    with mock.patch("IPython.display.display") as display:
+        pe_lib.show(fig, alt="Three dense crossing curves beside a small heat map.")
+    png = base64.b64decode(display.call_args[0][0]["image/png"])
+    kind, pixels = _decoded(png)
+    assert kind == 3  # indexed colour
+    assert pixels.shape == drawn.shape == (680, 1520, 4)
+    moved = np.abs(pixels.astype(int) - drawn).max(axis=2)
+    assert np.mean(moved > 16) <= 0.005 and moved.mean() < 0.5, (np.mean(moved > 16), moved.mean())
+    white = (drawn == 255).all(axis=2)
+    assert white.mean() > 0.5 and (pixels[white] == 255).all()  # the white ground stays exactly white
+    assert len(png) < 0.6 * full_bytes, (len(png), full_bytes)  # measured: 87 of 158 KB
+    assert len(png) < 150 * 1024  # the site's budget per figure (tools/site_report.py)
+
+
+def test_a_figure_of_many_colours_stays_lossless():
+    rng = np.random.default_rng(0)
+    noise = rng.integers(0, 256, size=(60, 80, 4), dtype=np.uint8)
+    noise[..., 3] = 255  # opaque, 4800 colours that no 256-colour palette can hold
+    kind, pixels = _decoded(figures.encode_png(noise))
+    assert kind == 2 and np.array_equal(pixels, noise)  # RGB, exact
+    # a smooth two-colour gradient: 65,536 colours, each close to a neighbour; a palette moves many
+    i, j = np.meshgrid(np.arange(256), np.arange(256), indexing="ij")
+    smooth = np.stack([i, j, (i + j) // 2, np.full_like(i, 255)], axis=-1).astype(np.uint8)
+    kind, pixels = _decoded(figures.encode_png(smooth))
+    assert kind == 2 and np.array_equal(pixels, smooth)
+
+
+def test_a_figure_with_transparency_keeps_its_alpha_exactly():
+    fig = _figure([0.0, 1.0])
+    drawn, _ = _drawn(fig, 100, transparent=True)
+    assert (drawn[..., 3] < 255).any()
+    kind, pixels = _decoded(figures.encode_png(drawn))
+    assert kind == 6 and np.array_equal(pixels, drawn)  # RGBA, exact
+    few = np.zeros((4, 4, 4), dtype=np.uint8)
+    few[..., 3] = 255  # one opaque colour: a palette, exact
+    kind, pixels = _decoded(figures.encode_png(few))
+    assert kind == 3 and np.array_equal(pixels, few)
+    assert figures.encode_png(few) == figures.encode_png(few.copy())  # the bytes depend on the pixels only
+
+
+@pytest.mark.parametrize(
+    "bad", [np.zeros((4, 4, 3), np.uint8), np.zeros((4, 4, 4), float), np.zeros((0, 4, 4), np.uint8), [[1]]]
+)
+def test_encode_png_rejects_what_is_not_an_rgba_image(bad):
+    with pytest.raises(ValueError, match=r"rgba must be a \(height, width, 4\) uint8 array, got"):
+        figures.encode_png(bad)

@@ -1,0 +1,183 @@
+"""pe_lib's public surface and its layout: the names every chapter imports, and where each one lives.
+
+The list below is ``pe_lib.__all__`` as it was before the library moved into subpackages (written out
+here, not read from the code under test): every name must stay importable as ``pe_lib.NAME`` with the
+same meaning, so that no notebook changes. The layout rules themselves (imports run downward, the maths
+imports no plotting, widget or training library) are checked by import-linter in ``make lint``.
+"""
+
+import importlib
+import pathlib
+import subprocess
+import sys
+import types
+
+import pytest
+
+import pe_lib
+
+PUBLIC = [
+    "ENCODINGS",
+    "IMPLEMENTATIONS",
+    "ROPE_TYPES",
+    "TASKS",
+    "TrainedTransformer",
+    "accuracy_by_position",
+    "alibi_bias",
+    "alibi_slopes",
+    "angle_error",
+    "apply_shift",
+    "attention_by_offset",
+    "attention_weights",
+    "base_explorer",
+    "base_summary",
+    "below",
+    "binary_digits",
+    "bit_wave",
+    "buggy_sinusoidal",
+    "causal_mask",
+    "clock_animation_html",
+    "clock_widget",
+    "constant_pairs",
+    "cosine_matrix",
+    "cross_z",
+    "cubic_kernel",
+    "distinct_positions",
+    "dot_profile",
+    "draw_base_overview",
+    "draw_clock",
+    "draw_word_circles",
+    "embedded_positions",
+    "encoding_error",
+    "encoding_errors",
+    "explorer_figure",
+    "explorer_summary",
+    "explorer_widget",
+    "fairseq_positions",
+    "fairseq_sinusoidal",
+    "figure_digest",
+    "first_closer_than_neighbour",
+    "first_negative",
+    "first_rise",
+    "fit_linear_map",
+    "fit_probe",
+    "frequencies",
+    "hand_positions",
+    "heatmap",
+    "heatmap_grid",
+    "heldout_r_squared",
+    "implementation_table",
+    "init_blocks",
+    "integer_limit",
+    "largest_finite",
+    "layer_norm",
+    "layer_probe",
+    "layout_permutation",
+    "low_precision_angles",
+    "low_precision_sinusoidal",
+    "magnitude_text",
+    "mass_on_offset",
+    "mean_squared_distance",
+    "mlp",
+    "mrope",
+    "mrope_positions",
+    "multi_head_attention",
+    "nearest_other_position",
+    "nearest_token_accuracy",
+    "neighbour_distance",
+    "new_figure",
+    "ntk_base",
+    "ntk_frequencies",
+    "offset_attention",
+    "offset_attention_projections",
+    "order_blind_accuracy",
+    "permutation_matrix",
+    "permuted_blocks",
+    "pi_frequencies",
+    "player_html",
+    "png_frames",
+    "position_recovery_accuracy",
+    "position_table",
+    "predict",
+    "predicted_position_accuracy",
+    "r_squared",
+    "random_cosines",
+    "random_embeddings",
+    "resample_grid",
+    "resample_weights",
+    "residual_stream",
+    "rope",
+    "rope_decay_bound",
+    "rope_scaling_frequencies",
+    "rope_score_bound",
+    "rotation_sense",
+    "round_to_bfloat16",
+    "round_to_precision",
+    "run_stack",
+    "running_mean",
+    "score_terms",
+    "scored_positions",
+    "seed_spread",
+    "self_attention",
+    "shift_matrix",
+    "show",
+    "sinusoidal",
+    "sinusoidal_2d",
+    "sinusoidal_loop",
+    "softmax",
+    "spread_table",
+    "spread_text",
+    "squared_distance",
+    "steps_to_loss",
+    "t5_relative_bucket",
+    "task_accuracy",
+    "task_batch",
+    "task_targets",
+    "timestep_embedding",
+    "token_spread",
+    "train_transformer",
+    "train_transformers",
+    "trained_attention",
+    "transformer_block",
+    "transformer_parameters",
+    "wavelengths",
+    "weight_at_offset",
+    "yarn_attention_factor",
+    "yarn_correction_range",
+    "yarn_frequencies",
+    "yarn_ramp",
+    "zero_crossings",
+]
+
+SUBPACKAGES = ("analysis", "book", "drawing", "encodings", "modern", "numpy_model", "trained")
+
+
+def test_the_public_names_are_the_ones_before_the_move():
+    assert len(PUBLIC) == 130
+    assert sorted(pe_lib.__all__, key=str.lower) == sorted(PUBLIC, key=str.lower)
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_each_public_name_is_the_object_its_subpackage_defines(name):
+    obj = getattr(pe_lib, name)
+    assert not isinstance(obj, types.ModuleType), f"pe_lib.{name} is a module, not the function or constant"
+    owners = [sub for sub in SUBPACKAGES if name in importlib.import_module(f"pe_lib.{sub}").__all__]
+    assert len(owners) == 1, f"{name} is exported by {owners}"
+    if callable(obj) and hasattr(obj, "__module__"):
+        assert obj.__module__.startswith(f"pe_lib.{owners[0]}."), (name, obj.__module__, owners)
+
+
+def test_every_module_lives_in_a_subpackage_whose_docstring_names_its_chapters():
+    root = pathlib.Path(pe_lib.__file__).parent
+    assert sorted(p.name for p in root.glob("*.py")) == ["__init__.py", "_validate.py"]
+    assert sorted(p.name for p in root.iterdir() if p.is_dir() and p.name != "__pycache__") == list(SUBPACKAGES)
+    for sub in SUBPACKAGES:
+        doc = importlib.import_module(f"pe_lib.{sub}").__doc__
+        assert doc and len(doc.strip().splitlines()) == 3, f"pe_lib.{sub}: a three-line docstring"
+        assert "hapter" in doc or "JAX" in doc, f"pe_lib.{sub}'s docstring should say which chapters use it"
+
+
+def test_import_pe_lib_loads_no_training_library():
+    code = "import sys, pe_lib; print(sorted(m for m in ('jax', 'jaxlib', 'optax') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

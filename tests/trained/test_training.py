@@ -1,0 +1,304 @@
+"""Training: the claims with tolerances, determinism, the analysis functions and every bad input.
+
+The trained models are shared (module-scoped fixtures): two default runs and a few short ones.
+"""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import pe_lib
+from pe_lib.book import _progress
+from pe_lib.trained import training
+
+pytest.importorskip("jax")
+
+SHORT = dict(steps=13, d_model=16, n_layers=1, n_heads=2, batch_size=4, seq_len=8)
+
+
+@pytest.fixture(scope="module")
+def sinusoidal_lookback():
+    return pe_lib.train_transformer("lookback", "sinusoidal", progress=False)  # the defaults
+
+
+@pytest.fixture(scope="module")
+def rope_lookback():
+    return pe_lib.train_transformer("lookback", "rope", progress=False)
+
+
+@pytest.fixture(scope="module")
+def short_learned():
+    return pe_lib.train_transformer("reverse", "learned", **SHORT)
+
+
+def test_sinusoidal_learns_lookback(sinusoidal_lookback):
+    """The claim of the chapters: at the training length the sinusoidal model is (nearly) perfect ..."""
+    model = sinusoidal_lookback
+    assert (model.task, model.encoding, model.seq_len) == ("lookback", "sinusoidal", 32)
+    assert pe_lib.task_accuracy(model, model.seq_len) >= 0.99
+    assert model.losses.shape == (1000,) and model.losses.dtype == np.float64
+    assert model.losses[:10].mean() > 2.0 > 0.05 > model.losses[-10:].mean()  # ln 16 = 2.77 at the start
+
+
+def test_rope_keeps_lookback_at_twice_the_length(rope_lookback, sinusoidal_lookback):
+    """... and the relative scheme keeps it at twice the length, where the sinusoidal one does not."""
+    assert pe_lib.task_accuracy(rope_lookback, 2 * rope_lookback.seq_len) >= 0.95
+    assert pe_lib.task_accuracy(sinusoidal_lookback, 2 * sinusoidal_lookback.seq_len) < 0.9
+    # the learned table that a RoPE model does not use is never trained (its gradient is 0)
+    np.testing.assert_array_equal(rope_lookback.params["pos"], rope_lookback.initial_params["pos"])
+
+
+def test_trained_head_attends_k_back(rope_lookback):
+    tokens = pe_lib.task_batch("lookback", 4, 32, seed=9)[0]
+    profile = pe_lib.attention_by_offset(pe_lib.trained_attention(rope_lookback, tokens))  # (N, B, H, L)
+    assert profile.shape == (2, 4, 1, 32)
+    assert np.argmax(profile.mean(axis=(1, 2)), axis=-1).tolist().count(3) >= 1  # some layer looks 3 back
+
+
+def test_same_arguments_same_bits(short_learned):
+    a = short_learned
+    assert a.losses.shape == (13,)
+    b = pe_lib.train_transformer("reverse", "learned", **SHORT)
+    np.testing.assert_array_equal(a.losses, b.losses)
+    for x, y in zip(a.params["blocks"][0].values(), b.params["blocks"][0].values(), strict=True):
+        np.testing.assert_array_equal(x, y)
+    c = pe_lib.train_transformer("reverse", "learned", **(SHORT | {"seed": 1}))
+    assert not np.array_equal(a.losses, c.losses)
+
+
+def test_vmapped_seeds_match_separate_runs(short_learned):
+    models = pe_lib.train_transformers("reverse", "learned", seeds=(1, 0), **SHORT)
+    assert [m.config.seed for m in models] == [1, 0]
+    np.testing.assert_allclose(models[1].losses, short_learned.losses, rtol=1e-4)
+    np.testing.assert_allclose(models[1].params["pos"], short_learned.params["pos"], rtol=1e-4, atol=1e-5)
+    assert not np.allclose(models[0].losses, models[1].losses)
+
+
+def test_nudge_moves_every_initial_weight_by_one_unit_in_the_last_place(short_learned):
+    (nudged,) = pe_lib.train_transformers("reverse", "learned", seeds=(0,), nudge=1, **SHORT)
+    a, b = (pe_lib.trained.training._flatten(m.initial_params) for m in (short_learned, nudged))  # float32 vectors
+    assert np.all(b > a)
+    # one step up in the float32 bit pattern: +1 for a positive number, -1 for a negative one
+    step = b.view(np.int32).astype(np.int64) - a.view(np.int32).astype(np.int64)
+    np.testing.assert_array_equal(step[a != 0], np.where(a[a != 0] > 0, 1, -1))
+    assert not np.array_equal(nudged.losses, short_learned.losses)  # another run ...
+    np.testing.assert_allclose(nudged.losses, short_learned.losses, rtol=1e-3)  # ... close at first
+    (again,) = pe_lib.train_transformers("reverse", "learned", seeds=(0,), nudge=0, **SHORT)
+    np.testing.assert_allclose(again.losses, short_learned.losses, rtol=1e-4)
+
+
+@pytest.mark.parametrize("nudge", [-1, 1.5, True])
+def test_bad_nudge(nudge):
+    with pytest.raises((ValueError, TypeError), match="nudge"):
+        pe_lib.train_transformers("reverse", "learned", seeds=(0,), nudge=nudge, **SHORT)
+
+
+def test_initial_and_trained_parameters(short_learned):
+    model = short_learned
+    init = model.initial()
+    assert init.params is model.initial_params and init.losses is model.losses
+    assert not np.array_equal(model.params["pos"], init.params["pos"])
+    assert model.params["pos"].shape == (8, 16)
+    assert dataclasses.replace(model.config, seed=0) == model.config
+
+
+def test_analysis_shapes(short_learned):
+    model = short_learned
+    tokens = pe_lib.task_batch("reverse", 3, 8, seed=1)[0]
+    assert pe_lib.trained_attention(model, tokens).shape == (1, 3, 2, 8, 8)
+    assert pe_lib.residual_stream(model, tokens).shape == (2, 3, 8, 16)
+    assert pe_lib.residual_stream(model, tokens[0, :5]).shape == (2, 5, 16)
+    assert pe_lib.trained_attention(model, tokens[0, :5]).shape == (1, 2, 5, 5)
+    assert pe_lib.predict(model, tokens[:1, :5]).shape == (1, 5)
+    assert pe_lib.predict(model, tokens[0, :5]).shape == (5,)
+    np.testing.assert_array_equal(pe_lib.position_table(model, 5), model.params["pos"][:5])
+    assert 0.0 <= pe_lib.task_accuracy(model, 5, n_sequences=1) <= 1.0
+
+
+def test_predict_and_accuracy_agree(sinusoidal_lookback):
+    tokens, targets, counts = pe_lib.task_batch("lookback", 256, 40, seed=[training.EVAL_SEED, 1])
+    right = pe_lib.predict(sinusoidal_lookback, tokens)[:, counts] == targets[:, counts]
+    assert pe_lib.task_accuracy(sinusoidal_lookback, 40) == pytest.approx(right.mean())
+
+
+def test_sinusoidal_position_table(sinusoidal_lookback):
+    np.testing.assert_allclose(pe_lib.position_table(sinusoidal_lookback, 50), pe_lib.sinusoidal(50, 32), atol=1e-7)
+
+
+def test_attention_by_offset_by_hand():
+    w = np.array([[1.0, 0, 0], [0.5, 0.5, 0], [0.2, 0.3, 0.5]])
+    # offset 0: diagonal 1, 0.5, 0.5; offset 1: 0.5, 0.3; offset 2: 0.2
+    np.testing.assert_allclose(pe_lib.attention_by_offset(w), [2 / 3, 0.4, 0.2])
+    assert pe_lib.attention_by_offset(np.stack([w, w])).shape == (2, 3)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(task="copy"), "task must be one of 'lookback', 'reverse'"),
+        (dict(encoding="t5"), "encoding must be one of 'none', 'sinusoidal', 'learned', 'rope', 'alibi'"),
+        (dict(seq_len=1), "seq_len must be an integer >= 2"),
+        (dict(seq_len=3), "needs seq_len > k"),
+        (dict(steps=0), "steps must be an integer >= 1"),
+        (dict(d_model=0), "d_model must be a positive even integer"),
+        (dict(d_model=15), "d_model must be a positive even integer"),
+        (dict(n_layers=0), "n_layers must be an integer >= 1"),
+        (dict(n_heads=0), "n_heads must be an integer >= 1"),
+        (dict(n_heads=3), "n_heads must divide d_model"),
+        (dict(encoding="rope", d_model=12, n_heads=4), "d_model / n_heads must be even"),
+        (dict(batch_size=0), "batch_size must be an integer >= 1"),
+        (dict(learning_rate=0.0), "learning_rate must be > 0"),
+        (dict(learning_rate=float("nan")), "learning_rate must be a finite real number"),
+        (dict(vocab_size=1), "vocab_size must be an integer >= 2"),
+        (dict(offset=0), "offset must be an integer >= 1"),
+        (dict(seed=-1), "seed must be an integer >= 0"),
+        (dict(progress="yes"), "progress must be True, False or None"),
+    ],
+)
+def test_bad_training_arguments(kwargs, message):
+    args = {"task": "lookback", "encoding": "sinusoidal"} | kwargs
+    with pytest.raises(ValueError, match=message):
+        pe_lib.train_transformer(args.pop("task"), args.pop("encoding"), **args)
+
+
+def test_chunks_and_padding_change_nothing(short_learned, monkeypatch):
+    """The steps run in chunks of CHUNK_STEPS (one lax.scan call each; a shorter run is one chunk) and
+    the last chunk is padded with steps that change nothing: 13 steps in chunks of 5 (5 + 5 + 3, two
+    padding steps) give the bits of 13 steps in one chunk."""
+    monkeypatch.setattr(training, "CHUNK_STEPS", 5)
+    chunked = pe_lib.train_transformer("reverse", "learned", **SHORT)
+    np.testing.assert_array_equal(chunked.losses, short_learned.losses)
+    np.testing.assert_array_equal(training._flatten(chunked.params), training._flatten(short_learned.params))
+
+
+def test_compiler_options_cap_x86_only():
+    assert training._compiler_options("x86_64") == {"xla_backend_optimization_level": 1, "xla_cpu_max_isa": "AVX2"}
+    assert training._compiler_options("AMD64")["xla_cpu_max_isa"] == "AVX2"
+    assert training._compiler_options("arm64") == {"xla_backend_optimization_level": 1}
+
+
+def test_signatures_name_every_setting():
+    import inspect
+
+    for train, first in ((pe_lib.train_transformer, ["seed"]), (pe_lib.train_transformers, ["seeds", "nudge"])):
+        params = inspect.signature(train).parameters
+        head = ["task", "encoding", first[0], "progress", *first[1:]]
+        assert list(params)[: len(head)] == head
+        assert {name: p.default for name, p in list(params.items())[len(head):]} == dict(
+            seq_len=32, steps=1000, d_model=32, n_layers=2, n_heads=1, batch_size=16, learning_rate=3e-3,
+            vocab_size=16, offset=3)
+    assert "``n_heads=1``" in pe_lib.train_transformer.__doc__ and "SETTINGS" not in pe_lib.train_transformer.__doc__
+
+
+def test_unknown_setting_is_refused():
+    for train in (pe_lib.train_transformer, pe_lib.train_transformers):
+        with pytest.raises(TypeError, match=r"unknown keyword argument\(s\) d_modle, layers; the settings are "
+                                            r"seq_len, steps, d_model"):
+            train("lookback", "rope", d_modle=16, layers=1)
+
+
+@pytest.mark.parametrize("seeds", [(), "01", 3, (0, -1)])
+def test_bad_seeds(seeds):
+    with pytest.raises(ValueError, match="seed"):
+        pe_lib.train_transformers("lookback", "rope", seeds=seeds)
+
+
+def test_bad_analysis_arguments(short_learned):
+    model = short_learned
+    with pytest.raises(ValueError, match=r"knows positions 0\.\.7, so seq_len must be <= 8, got 16"):
+        pe_lib.task_accuracy(model, 16)
+    with pytest.raises(ValueError, match="seq_len must be <= 8"):
+        pe_lib.position_table(model, 9)
+    with pytest.raises(ValueError, match="model must be a TrainedTransformer"):
+        pe_lib.task_accuracy("model", 8)
+    with pytest.raises(ValueError, match="n_sequences must be an integer >= 1"):
+        pe_lib.task_accuracy(model, 8, n_sequences=0)
+    with pytest.raises(ValueError, match=r"tokens must lie in 0\.\.15"):
+        pe_lib.trained_attention(model, np.array([0, 16, 2]))
+    with pytest.raises(ValueError, match="integer array of shape"):
+        pe_lib.residual_stream(model, np.zeros((2, 2, 2), dtype=int))
+    with pytest.raises(ValueError, match="integer array of shape"):
+        pe_lib.predict(model, np.array([0.5, 1.5]))
+    with pytest.raises(ValueError, match="must be square"):
+        pe_lib.attention_by_offset(np.ones((2, 3)))
+
+
+def test_position_table_needs_an_added_table():
+    config = training._config("lookback", "rope", seq_len=8, steps=1, seed=0, d_model=8, n_layers=1, n_heads=1,
+                              batch_size=2, learning_rate=1e-3, vocab_size=4, offset=3)
+    model = training.TrainedTransformer(config, {}, {}, np.zeros(0))
+    with pytest.raises(ValueError, match="encoding 'rope' adds no position vectors"):
+        pe_lib.position_table(model)
+    with pytest.raises(ValueError, match=r"lookback with offset k=3 needs seq_len > k, got seq_len=3"):
+        training.check_length(model, 3)
+
+
+# ---- progress in Jupyter -----------------------------------------------------------------------------------------
+class FakeHandle:
+    def __init__(self, log):
+        self.log = log
+
+    def update(self, bundle, raw):
+        self.log.append(("update", bundle))
+
+
+def test_progress_ends_on_its_first_line(monkeypatch):
+    log = []
+
+    def fake_display(bundle, raw, display_id):
+        log.append(("display", bundle))
+        return FakeHandle(log)
+
+    monkeypatch.setattr("IPython.display.display", fake_display)
+    with _progress.Progress("training x", 10, enabled=True) as bar:
+        bar.update(5)
+    with _progress.Progress("a <b> & c", 1, enabled=True):
+        pass
+    assert log.pop()[1]["text/html"] == "<span class='pe-progress'>a &lt;b&gt; &amp; c</span>"
+    log.pop()
+    first, middle, last = log
+    line = {"text/plain": "training x", "text/html": "<span class='pe-progress'>training x</span>"}
+    assert first == ("display", line) == ("display", last[1])
+    assert "5/10" in middle[1]["text/plain"] and "<progress value='5' max='10'>" in middle[1]["text/html"]
+    assert "#" * 15 + "." * 15 in middle[1]["text/plain"]
+
+
+def test_progress_off_outside_a_kernel(monkeypatch):
+    monkeypatch.setattr("IPython.display.display", lambda *a, **k: pytest.fail("displayed"))
+    assert not _progress.in_kernel()
+    with _progress.Progress("x", 3) as bar:
+        bar.update(3)
+
+
+def test_in_kernel_detects_a_zmq_shell(monkeypatch):
+    class ZMQInteractiveShell:
+        pass
+
+    monkeypatch.setattr("IPython.get_ipython", lambda: ZMQInteractiveShell())
+    assert _progress.in_kernel()
+
+
+# ---- the compilation cache -------------------------------------------------------------------------------------
+def test_default_cache_folder(monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere")
+    assert training._default_cache() == "/somewhere/pe_lib/jax"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", "/home/learner")
+    assert training._default_cache() == "/home/learner/.cache/pe_lib/jax"
+
+
+def test_cache_folder_choice(monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", "/c")
+    assert training._cache_folder(None, None) == "/c/pe_lib/jax"  # PE_LIB_JAX_CACHE unset: the default
+    assert training._cache_folder("/mine", None) == "/mine"
+    assert training._cache_folder("", None) is None  # turned off
+    assert training._cache_folder("/mine", "/set/for/jax") is None  # JAX's own setting is kept
+
+
+def test_no_cache_folder_leaves_jax_alone(monkeypatch):
+    import jax
+
+    monkeypatch.setattr(training, "_cache_folder", lambda setting, configured: None)
+    monkeypatch.setattr(jax.config, "update", lambda *args: pytest.fail("changed the JAX config"))
+    assert training._jax.__wrapped__() is jax
