@@ -435,3 +435,24 @@ def test_figures_are_within_budget_and_report_runs(book_html, capsys):
     assert "total on disk" in printed and "heaviest pages" in printed
     with capsys.disabled():
         print("\n" + printed)
+
+
+def test_citations_open_their_own_list_or_the_bibliography(book_html):
+    """A citation links to the list at the end of its own page or to the bibliography page; "Vaswani et
+    al., 2017" on the home page used to open the end of chapter 16 (issue 19, item 6)."""
+    bibliography = soup(book_html, "book/bibliography")
+    entries = {div["id"] for div in bibliography.select("div.citation[id]")}
+    assert len(entries) >= 20 and all(e.startswith("cite-all-") for e in entries), sorted(entries)[:5]
+    problems, count = [], 0
+    for docname in PAGES:
+        doc = soup(book_html, docname)
+        for a in doc.select("main a.reference.internal[href*='#cite-']"):
+            count += 1
+            page, _, anchor = a["href"].partition("#")
+            own = page in ("", docname.rsplit("/", 1)[-1] + ".html")
+            if own and doc.find(id=anchor) is None:
+                problems.append(f"{docname}: {a.get_text()!r} -> #{anchor}, not on the page")
+            elif not own and (not page.endswith("bibliography.html") or anchor not in entries):
+                problems.append(f"{docname}: {a.get_text()!r} -> {a['href']} (another page's list)")
+    assert count >= 50, f"only {count} citations found"
+    assert not problems, "\n".join(problems[:20])
