@@ -92,6 +92,7 @@
   // ---- wide content -----------------------------------------------------------------------------
   const SCROLL_BOXES = [
     ".bd-article div.math > .katex-display",
+    ".bd-article div.math > div > .katex-display",
     ".bd-article .pst-scrollable-table-container",
     ".bd-article span.math.book-wide",
   ].join(", ");
