@@ -456,3 +456,25 @@ def test_citations_open_their_own_list_or_the_bibliography(book_html):
                 problems.append(f"{docname}: {a.get_text()!r} -> {a['href']} (another page's list)")
     assert count >= 50, f"only {count} citations found"
     assert not problems, "\n".join(problems[:20])
+
+
+def test_display_formulas_stack_where_they_can_break():
+    narrow = book_math.narrow_tex
+    assert narrow(r"a = \sin(x), \qquad b = \cos(x).") == r"\begin{gathered}a = \sin(x),\\{}b = \cos(x).\end{gathered}"
+    assert narrow(r"z = x + y = e^{i\phi}") == r"\begin{gathered}z = x + y\\{}= e^{i\phi}\end{gathered}"
+    # nothing at the top level: braces, \left...\right and environments hide their = and \quad
+    assert narrow(r"f\left(a = b \quad c\right) = \frac{x = 1}{2}") is None
+    assert narrow(r"\begin{pmatrix} a = 1 \\ b = 2 \end{pmatrix} = M") is None
+    assert narrow(r"\begin{aligned}a &= b\\ &= c\end{aligned}") is None
+
+
+def test_punctuation_after_a_formula_stays_with_it():
+    from docutils import nodes
+
+    para = nodes.paragraph("", "", nodes.Text("index "), nodes.math("", "i"), nodes.Text(", and ."),
+                           nodes.math("", "x" * 40), nodes.Text(". End"))
+    book_math.keep_punctuation_attached(None, para, "page")
+    box = para[1]
+    assert isinstance(box, nodes.inline) and box["classes"] == ["book-nowrap"], para.pformat()
+    assert box.astext() == "i," and str(para[2]) == " and ."  # the later "." of the text is untouched
+    assert str(para[4]) == book_math.WORD_JOINER + ". End"  # a long formula may wrap: a word joiner
