@@ -26,6 +26,7 @@ shows that the checks fail on a page whose icons are blanked, as they were.
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 from site_helpers import finish_page, new_context, start_page, toc_docnames
@@ -252,3 +253,38 @@ def test_checks_see_a_missing_caption_a_wide_page_and_tiny_text(browser, site):
     assert sum("has no visible caption" in p for p in found) >= 5, found
     assert any("px wide in a 1366 px window" in p for p in found), found
     assert any(p.startswith("text smaller than 10 px: 8.0 px") for p in found), found
+
+
+SEARCH_FIELD_JS = """() => {
+  const icon = document.querySelector('main form.bd-search i').getBoundingClientRect();
+  const input = document.querySelector('main form.bd-search input');
+  const textStart = input.getBoundingClientRect().left + parseFloat(getComputedStyle(input).paddingLeft);
+  return {x: icon.left, y: icon.top, w: icon.width, h: icon.height, textStart};
+}"""
+
+
+def test_search_on_a_phone_fits_and_quotes_prose(browser, site, screenshots):
+    """Results for "rope scaling" on a phone: the page stays 390 px wide, the snippets quote the text,
+    not code (they were raw Python, and a long line made the page 718 px wide: issue 19, item 9)."""
+    context = new_context(browser, viewport={"width": 390, "height": 844})
+    visit = start_page(browser, site, "search.html?q=rope+scaling", context=context)
+    try:
+        finish_page(visit)
+        page = visit.page
+        page.wait_for_function("() => document.querySelectorAll('#search-results p.context').length >= 4",
+                               timeout=20000)
+        page.evaluate("() => window.bookSearchTypesetting.then(() => true)")
+        page.screenshot(path=str(screenshots / "seen__390_light__search_rope_scaling.png"))
+        wide = page.evaluate("() => document.scrollingElement.scrollWidth")
+        snippets = page.evaluate("() => Array.from(document.querySelectorAll('#search-results p.context'))"
+                                 ".map(p => p.textContent)")
+        image = _image(page.screenshot())
+        icon = page.evaluate(SEARCH_FIELD_JS)
+    finally:
+        visit.close()
+        context.close()
+    assert wide <= 391, f"the search page is {wide} px wide on a 390 px phone"
+    code = [s[:80] for s in snippets if re.search(r"print\(|np\.\w+\(|\w+\s*=\s*\w+\(", s)]
+    assert not code, f"snippets quoting code: {code}"
+    assert has_ink(image, icon), "the search field's magnifying glass is blank"
+    assert icon["textStart"] >= icon["x"] + icon["w"], f"the typed words start under the magnifying glass: {icon}"
