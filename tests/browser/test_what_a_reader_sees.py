@@ -158,10 +158,12 @@ def what_is_wrong(page, width: int, first_screen: bytes | None = None) -> list[s
     image = _image(first_screen or page.screenshot())
     problems = header_problems(page, image)
     problems += blank_icons(page, image)
-    # an inline formula that fits its line but is drawn as a box that scrolls: its end fades out
-    faded = page.evaluate("""() => Array.from(document.querySelectorAll('main span.math.book-wide'))
-      .filter(m => m.scrollWidth <= m.clientWidth + 1 || m.getBoundingClientRect().width < 200)
-      .map(m => m.textContent.trim().slice(0, 30))""")
+    # an inline formula that would fit its line but is drawn as a box that scrolls, its end faded
+    faded = page.evaluate("""() => Array.from(document.querySelectorAll('main span.math.book-scroll')).filter(m => {
+        let box = m.parentElement;
+        while (box && getComputedStyle(box).display.startsWith('inline')) box = box.parentElement;
+        return box && m.scrollWidth <= box.clientWidth;
+      }).map(m => m.textContent.trim().slice(0, 30))""")
     problems += [f"a formula that fits is faded as if it scrolled: {f!r}" for f in faded[:5]]
     wide = page.evaluate("() => document.scrollingElement.scrollWidth")
     if wide > width + 1:
