@@ -9,6 +9,13 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+from pe_lib.book.machine import NUMPY_ENV
+
+# nbval's kernels are started by this process and inherit its environment: the notebooks' printed digits
+# are checked with the numpy kernels that made them (see pe_lib/book/machine.py)
+for _name, _value in NUMPY_ENV.items():
+    os.environ.setdefault(_name, _value)
+
 settings.register_profile(
     "ci", derandomize=True, max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )

@@ -25,11 +25,18 @@ Usage: ``python tools/execute.py notebooks/03_the_formula.ipynb [...]``
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+
+from pe_lib.book.machine import NUMPY_ENV
+
+# the kernels this script starts inherit it: the same printed digits on AVX2 and AVX-512 processors
+for _name, _value in NUMPY_ENV.items():
+    os.environ.setdefault(_name, _value)
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}

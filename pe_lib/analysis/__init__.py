@@ -12,6 +12,7 @@ from .base_analysis import (
     neighbour_distance,
     squared_distance,
 )
+from .classifier import fit_linear_discriminant, heldout_accuracy, layer_classifier
 from .embedding import (
     cosine_matrix,
     nearest_token_accuracy,
@@ -35,9 +36,12 @@ __all__ = [
     "first_closer_than_neighbour",
     "first_negative",
     "first_rise",
+    "fit_linear_discriminant",
     "fit_linear_map",
     "fit_probe",
+    "heldout_accuracy",
     "heldout_r_squared",
+    "layer_classifier",
     "layer_probe",
     "mass_on_offset",
     "mean_squared_distance",

@@ -1,8 +1,9 @@
-"""Positions in today's models: rope_scaling as model configs write it, context extension
-(PI, NTK, YaRN), diffusion timesteps, 2-D grids, M-RoPE and resampled position tables.
-Numpy only. Used by chapters 13, 17 and 18.
+"""Positions in today's models: rope_scaling as model configs write it, context extension (PI, NTK,
+YaRN), timesteps, 2-D grids, M-RoPE, resampled tables, padding, packing, cache shifts and serving flags.
+Numpy only. Used by chapters 13, 17, 18 and 19.
 """
 
+from .cache_shift import rope_shift
 from .context_extension import (
     ntk_base,
     ntk_frequencies,
@@ -14,21 +15,44 @@ from .context_extension import (
 )
 from .grid import sinusoidal_2d
 from .mrope import mrope, mrope_positions
+from .packing import (
+    cu_seq_lens,
+    documents_from_position_ids,
+    packed_attention_mask,
+    packed_document_ids,
+    packed_position_ids,
+)
+from .padding import generation_position_ids, pad_batch, padding_mask, position_ids_from_mask
 from .resample import cubic_kernel, resample_grid, resample_weights
-from .rope_scaling import ROPE_TYPES, rope_scaling_frequencies
+from .rope_scaling import ROPE_TYPES, RopeScalingWarning, config_rope_frequencies, rope_scaling_frequencies
+from .serving import llama_cpp_frequencies, serving_settings
 from .timestep import timestep_embedding
 
 __all__ = [
+    "config_rope_frequencies",
+    "cu_seq_lens",
     "cubic_kernel",
+    "documents_from_position_ids",
+    "generation_position_ids",
+    "llama_cpp_frequencies",
     "mrope",
     "mrope_positions",
     "ntk_base",
     "ntk_frequencies",
+    "packed_attention_mask",
+    "packed_document_ids",
+    "packed_position_ids",
+    "pad_batch",
+    "padding_mask",
     "pi_frequencies",
+    "position_ids_from_mask",
     "resample_grid",
     "resample_weights",
     "rope_scaling_frequencies",
+    "rope_shift",
     "ROPE_TYPES",
+    "RopeScalingWarning",
+    "serving_settings",
     "sinusoidal_2d",
     "timestep_embedding",
     "yarn_attention_factor",

@@ -1,11 +1,14 @@
-r"""The rotary frequencies a model config's ``rope_scaling`` entry asks for, as Hugging Face computes them.
+r"""The rotary frequencies a model config asks for, as Hugging Face transformers computes them.
 
 A RoPE model's ``config.json`` names its frequency scheme in a ``rope_scaling`` dict (transformers 5
-calls it ``rope_parameters`` and moves ``rope_theta`` into it). :func:`rope_scaling_frequencies`
-reproduces what transformers' ``_compute_*_parameters`` functions (``modeling_rope_utils.py``, read at
-versions 4.57.6 and 5.23.0) return for it: the frequencies ``inv_freq`` :math:`\omega'_i` and the factor
-``attention_factor`` by which the model multiplies ``cos`` and ``sin`` (so queries *and* keys, and the
-attention logits by its square). With :math:`d` the rotary dimension, :math:`i = 0 .. d/2 - 1`,
+calls it ``rope_parameters`` and moves ``rope_theta`` and ``partial_rotary_factor`` into it). Two
+functions read it: :func:`rope_scaling_frequencies` takes the fields one by one (the head width, the
+dict, and the top-level keys ``rope_theta``, ``max_position_embeddings``,
+``original_max_position_embeddings``, ``partial_rotary_factor`` as arguments), and
+:func:`config_rope_frequencies` takes a whole ``config.json`` as a dict. Both return what
+transformers 5.23.0 (the version ``make reference`` pins) returns for it: the frequencies
+``inv_freq`` :math:`\omega'_i` and the factor ``attention_factor`` by which the rotary module multiplies
+``cos`` and ``sin``. With :math:`d` the rotary dimension, :math:`i = 0 .. d/2 - 1`,
 :math:`\omega_i = \mathrm{base}^{-2i/d}`, :math:`s` = ``factor`` and :math:`L` the original (training)
 length:
 
@@ -17,30 +20,63 @@ length:
   2023). Here :math:`L` is ``max_position_embeddings``, not ``original_max_position_embeddings``.
 * ``"yarn"``: YaRN's NTK-by-parts (Peng et al. 2023) with the reference code's ramp, linear in the pair
   index: :math:`\omega'_i = (1-\gamma_i)\,\omega_i/s + \gamma_i\,\omega_i`; attention factor
-  :math:`0.1\ln s + 1`, or DeepSeek's ratio :math:`(0.1\,m\ln s + 1)/(0.1\,m_\text{all}\ln s + 1)`.
+  :math:`0.1\ln s + 1` (1 if :math:`s \le 1`), or DeepSeek's ratio
+  :math:`(0.1\,m\ln s + 1)/(0.1\,m_\text{all}\ln s + 1)`.
 * ``"longrope"``: one rescale factor :math:`\lambda_i` per pair (LongRoPE, Ding et al. 2024; Phi-3):
   :math:`\omega'_i = \omega_i/\lambda_i`, ``short_factor`` up to :math:`L` tokens and ``long_factor``
-  beyond; attention factor :math:`\sqrt{1 + \ln s/\ln L}`.
-* ``"llama3"``: Llama 3.1's wavelength bands: pairs whose wavelength :math:`2\pi/\omega_i` exceeds
-  :math:`L/\text{low\_freq\_factor}` are divided by :math:`s`, those below :math:`L/\text{high\_freq\_factor}`
-  kept, and those between blended with
+  beyond; attention factor :math:`\sqrt{1 + \ln s/\ln L}` (1 if :math:`s \le 1`).
+* ``"llama3"``: Llama 3.1's wavelength bands: pairs whose wavelength :math:`\lambda_i = 2\pi/\omega_i`
+  exceeds :math:`L/\text{low\_freq\_factor}` are divided by :math:`s`, those below
+  :math:`L/\text{high\_freq\_factor}` kept, and those between blended with
   :math:`\kappa_i = (L/\lambda_i - \text{low})/(\text{high} - \text{low})`:
-  :math:`\omega'_i = (1-\kappa_i)\,\omega_i/s + \kappa_i\,\omega_i`.
+  :math:`\omega'_i = (1-\kappa_i)\,\omega_i/s + \kappa_i\,\omega_i`. With ``high_freq_factor <=
+  low_freq_factor`` (Llama 4 Scout has both at 1) the blend is empty and the rule is a hard cut at
+  :math:`\lambda_i = L/\text{low\_freq\_factor}`.
+* ``"proportional"`` (Gemma 4's full-attention layers): the first
+  :math:`r = \lfloor p\,d_\text{head}/2 \rfloor` pairs turn at :math:`\mathrm{base}^{-2i/d_\text{head}}/s`
+  (the exponent over the *whole* head, :math:`p` = ``partial_rotary_factor``), the other
+  :math:`d_\text{head}/2 - r` pairs at frequency 0, i.e. not at all; ``inv_freq`` always has
+  :math:`d_\text{head}/2` entries and :math:`s` = ``factor`` defaults to 1.
+
+Two more names appear in configs. ``"mrope"`` (Qwen2-VL's ``rope_scaling``) is rewritten to
+``"default"`` by Qwen2-VL's config class; its ``mrope_section`` (and Qwen3-VL's ``mrope_interleaved``) are
+not read by these functions but by the model, which decides with them which position (time, height,
+width) each pair turns by (:func:`pe_lib.mrope`); transformers 5.23.0 reads ``mrope_section`` and
+ignores ``mrope_interleaved`` (Qwen3-VL's model always interleaves). ``"axial"`` is the type that
+``standardize_rope_params`` gives the vision towers of Qwen2-VL, Gemma 4 and others: a 2-D RoPE whose
+frequencies the vision model computes itself over the two image axes (a function of
+the vision model, not of ``ROPE_INIT_FUNCTIONS``); this module refuses it with that explanation.
+
+Which version does what. transformers 5.23.0 (``modeling_rope_utils.py``, its config classes'
+``standardize_rope_params`` and ``validate_rope``) is the reference; 4.57.6 differs for ``"longrope"``:
+it ignores an ``original_max_position_embeddings`` inside the dict and, whenever the config has one at
+the top level (``Phi3Config`` always has, default 4096), replaces ``factor`` by
+``max_position_embeddings / original_max_position_embeddings``; 5.23.0 copies the top-level value into
+the dict (it wins over the dict's) and uses the dict's ``factor`` when there is one. 4.57.6 also accepted
+``original_max_position_embeddings`` in a ``"dynamic"`` dict; 5.23.0 warns that it does not recognise it.
+
+Where transformers only logs a warning and computes anyway, this module does the same computation and
+issues a :class:`RopeScalingWarning` (``strict=True`` raises ``ValueError`` instead): a ``factor`` below 1,
+``beta_fast < beta_slow``, ``high_freq_factor <= low_freq_factor``, an ``original_max_position_embeddings``
+not below ``max_position_embeddings`` for ``"llama3"``, a ``"yarn"`` ``factor`` that differs from
+``max_position_embeddings / original_max_position_embeddings``, a ``"proportional"`` dict without
+``partial_rotary_factor``, keys the type does not use (ignored), and a dict without ``rope_type``
+(read as ``"default"``). Where transformers fails (a missing required key, a list of factors of the wrong
+length, a type it does not know) this module raises, and it is stricter than transformers for a
+non-boolean ``truncate`` and a non-integer ``original_max_position_embeddings``.
 
 transformers computes ``inv_freq`` in float32; this module computes in float64, so the two agree to
-float32 rounding. ``make reference`` checks that against the real functions (transformers 5.23.0, the
-version pinned in ``requirements-reference.txt``; ``tests/reference``): over a grid of configurations of
-every type, each frequency agrees within 8 float32 epsilons (9.5e-7) of its own value, and within as
-much of the unscaled :math:`\omega_i` for a pair on the ramp of ``"yarn"`` or ``"llama3"``, where
-transformers' float32 blend of :math:`\omega_i` and :math:`\omega_i/s` carries :math:`\omega_i`'s rounding;
-``attention_factor`` agrees exactly on that grid. Where pe_lib is stricter than transformers
-(which only logs a warning), it raises: a ``factor`` below 1, ``beta_fast < beta_slow``, a
-``high_freq_factor`` not above ``low_freq_factor``, unknown keys.
+float32 rounding. ``make reference`` checks that against the real functions (``tests/reference``): over a
+grid of configurations of every type and over real model configs, each frequency agrees within 8
+float32 epsilons (9.5e-7) of its own value, and within as much of the unscaled :math:`\omega_i` for a
+pair on the ramp of ``"yarn"`` or ``"llama3"``, where transformers' float32 blend of :math:`\omega_i` and
+:math:`\omega_i/s` carries :math:`\omega_i`'s rounding; ``attention_factor`` agrees to 1e-12.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -48,36 +84,59 @@ import numpy as np
 from .._validate import as_real_array, check_base, check_finite_real, check_positive_int
 from ..encodings.frequencies import frequencies
 
-ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
+ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
 
-# rope_type -> (required keys, optional keys): the keys transformers' validation functions accept.
+# rope_type -> (required keys, optional keys), as transformers 5.23.0's _validate_<type>_rope_parameters
+# accept them after standardize_rope_params has filled original_max_position_embeddings (for "yarn",
+# "longrope" and "llama3" it comes from the top level of the config or from max_position_embeddings, so
+# it is optional here). "factor" is optional for "proportional" (default 1).
 ROPE_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "default": ((), ()),
     "linear": (("factor",), ()),
-    "dynamic": (("factor",), ("original_max_position_embeddings",)),  # accepted, but not used (as in HF)
+    "dynamic": (("factor",), ()),
     "yarn": (("factor",), ("original_max_position_embeddings", "attention_factor", "beta_fast", "beta_slow",
                            "mscale", "mscale_all_dim", "truncate")),
     "longrope": (("short_factor", "long_factor"), ("factor", "original_max_position_embeddings",
                                                    "attention_factor")),
-    "llama3": (("factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"), ()),
+    "llama3": (("factor", "low_freq_factor", "high_freq_factor"), ("original_max_position_embeddings",)),
+    "proportional": ((), ("factor",)),
 }
 # Keys every type accepts: the type itself (legacy name "type") and transformers 5's moved fields.
 COMMON_KEYS = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
+# Keys a model class reads outside these functions (its config's ignore_keys_at_rope_validation).
+MODEL_KEYS = ("mrope_section", "mrope_interleaved")
+# Names a config may carry that are another type (or none) under another name.
+ALIASES = {"mrope": "default"}  # Qwen2VLTextConfig.convert_rope_params_to_dict rewrites it
 _HINTS = {
     "su": "'su' is Phi-3's old name for 'longrope'",
-    "mrope": "Qwen2-VL's 'mrope' uses the 'default' frequencies (its sections only choose which position "
-             "each pair turns by)",
+    "axial": "'axial' is the 2-D RoPE of vision towers (Qwen2-VL, Gemma 4, ...): the vision model computes "
+             "its frequencies over the image's two axes itself; it is not a rope_scaling type of a language model",
 }
 YARN_BETA_FAST, YARN_BETA_SLOW = 32.0, 1.0  # the defaults of the paper and of transformers
 
 
-def _rope_type(params: dict) -> str:
+class RopeScalingWarning(UserWarning):
+    """A config transformers accepts with only a logged warning (``strict=True`` raises instead)."""
+
+
+def _complain(message: str, strict: bool) -> None:
+    """Raise with ``strict``, else warn: transformers 5.23.0 logs ``message`` and goes on."""
+    if strict:
+        raise ValueError(message + " (transformers only warns; strict=True refuses it)")
+    warnings.warn(message + " (transformers only warns, and so does pe_lib without strict=True)",
+                  RopeScalingWarning, stacklevel=4)
+
+
+def _rope_type(params: dict, strict: bool) -> str:
     rope_type = params.get("rope_type", params.get("type"))  # "type" is the legacy key, as in transformers
     if rope_type is None:
-        raise ValueError(
-            f"rope_scaling needs a 'rope_type' (or the legacy 'type') key, one of {', '.join(map(repr, ROPE_TYPES))}; "
-            f"got the keys {sorted(params)}"
-        )
+        if strict:
+            raise ValueError(
+                f"rope_scaling needs a 'rope_type' (or the legacy 'type') key, one of "
+                f"{', '.join(map(repr, ROPE_TYPES))}; got the keys {sorted(params)}"
+            )
+        rope_type = "default"  # standardize_rope_params: setdefault("rope_type", ... "default")
+    rope_type = ALIASES.get(rope_type, rope_type)
     if rope_type not in ROPE_TYPES:
         hint = f" ({_HINTS[rope_type]})" if rope_type in _HINTS else ""
         raise ValueError(f"rope_type must be one of {', '.join(map(repr, ROPE_TYPES))}, got {rope_type!r}{hint}")
@@ -87,13 +146,11 @@ def _rope_type(params: dict) -> str:
         raise ValueError(
             f"rope_type {rope_type!r} needs the keys {list(required)}; missing {missing}"
         )
-    unknown = sorted(set(params) - set(required) - set(optional) - set(COMMON_KEYS))
+    unknown = sorted(set(params) - set(required) - set(optional) - set(COMMON_KEYS) - set(MODEL_KEYS))
     if unknown:
         allowed = list(required) + list(optional)
-        raise ValueError(
-            f"rope_type {rope_type!r} does not use the keys {unknown}; it takes {allowed or 'no other keys'} "
-            f"(besides {list(COMMON_KEYS)})"
-        )
+        _complain(f"rope_type {rope_type!r} does not use the keys {unknown}; it takes {allowed or 'no other keys'} "
+                  f"(besides {list(COMMON_KEYS)})", strict)
     return rope_type
 
 
@@ -108,25 +165,27 @@ def _dict_or_argument(params: dict, key: str, value, default, *, argument: str):
     return params[key]
 
 
-def _check_factor(value, *, name: str = "factor") -> float:
+def _check_factor(value, strict: bool, *, name: str = "factor") -> float:
     s = check_finite_real(value, name=name)
     if s < 1.0:
-        raise ValueError(
-            f"{name} is the factor by which the context grows and must be >= 1 (transformers warns otherwise), "
-            f"got {s!r}"
-        )
+        _complain(f"{name} is the factor by which the context grows and should be >= 1, got {s!r}", strict)
     return s
 
 
-def _original_length(params: dict, max_position_embeddings: int | None, rope_type: str) -> int:
-    """``original_max_position_embeddings`` from the dict, else ``max_position_embeddings`` (as in transformers)."""
-    original = params.get("original_max_position_embeddings")
+def _original_length(params: dict, top_level: int | None, max_position_embeddings: int | None,
+                     rope_type: str) -> int:
+    """The training length as transformers 5.23.0's ``standardize_rope_params`` sets it.
+
+    The config's top-level ``original_max_position_embeddings`` (Phi-3.5, Phi-4-mini keep it there) wins
+    over the dict's; then the dict's; then ``max_position_embeddings``.
+    """
+    original = top_level if top_level is not None else params.get("original_max_position_embeddings")
     if original is None:
         original = max_position_embeddings
     if original is None:
         raise ValueError(
             f"rope_type {rope_type!r} needs the training length: put 'original_max_position_embeddings' into "
-            "rope_scaling or pass max_position_embeddings="
+            "rope_scaling or pass original_max_position_embeddings= or max_position_embeddings="
         )
     return check_positive_int(original, name="original_max_position_embeddings")
 
@@ -177,8 +236,9 @@ def yarn_keep(half: int, low: float, high: float) -> np.ndarray:
     return 1.0 - np.clip((pair - low) / width, 0.0, 1.0)
 
 
-def _dynamic(omega_dim: int, base: float, params: dict, max_position_embeddings, seq_len) -> np.ndarray:
-    s = _check_factor(params["factor"])
+def _dynamic(omega_dim: int, base: float, params: dict, max_position_embeddings, seq_len,
+             strict: bool) -> np.ndarray:
+    s = _check_factor(params["factor"], strict)
     if max_position_embeddings is None:
         raise ValueError("rope_type 'dynamic' scales by the current length over max_position_embeddings: "
                          "pass max_position_embeddings=")
@@ -189,10 +249,18 @@ def _dynamic(omega_dim: int, base: float, params: dict, max_position_embeddings,
     return frequencies(omega_dim, base=new_base)  # base'^(-2i/d)
 
 
-def _yarn(omega: np.ndarray, base: float, params: dict, max_position_embeddings) -> tuple[np.ndarray, float]:
+def _mscale(s: float, m: float = 1.0) -> float:
+    """YaRN's ``0.1 m ln s + 1``, 1 for ``s <= 1`` (transformers' ``get_mscale``)."""
+    return 1.0 if s <= 1.0 else 0.1 * m * math.log(s) + 1.0
+
+
+def _yarn(omega: np.ndarray, base: float, params: dict, length: int, max_position_embeddings,
+          strict: bool) -> tuple[np.ndarray, float]:
     d = 2 * omega.size
-    s = _check_factor(params["factor"])
-    length = _original_length(params, max_position_embeddings, "yarn")
+    s = _check_factor(params["factor"], strict)
+    if max_position_embeddings is not None and max_position_embeddings / length not in (s, 1.0):
+        _complain(f"'yarn' factor {s!r} differs from max_position_embeddings / original_max_position_embeddings "
+                  f"= {max_position_embeddings / length!r}; the factor is used", strict)
     if params.get("attention_factor") is not None:
         attention = check_finite_real(params["attention_factor"], name="attention_factor")
     else:
@@ -200,15 +268,20 @@ def _yarn(omega: np.ndarray, base: float, params: dict, max_position_embeddings)
         if mscale and mscale_all_dim:  # DeepSeek-V2/V3: a ratio of two such factors
             m = check_finite_real(mscale, name="mscale")
             m_all = check_finite_real(mscale_all_dim, name="mscale_all_dim")
-            attention = (0.1 * m * math.log(s) + 1.0) / (0.1 * m_all * math.log(s) + 1.0)
+            attention = _mscale(s, m) / _mscale(s, m_all)
         else:
-            attention = 0.1 * math.log(s) + 1.0  # sqrt(1/t) = 0.1 ln s + 1
-    fast, slow = check_betas(params.get("beta_fast") or YARN_BETA_FAST,  # None or 0 -> default, as in HF
-                             params.get("beta_slow") or YARN_BETA_SLOW, allow_equal=True)
+            attention = _mscale(s)  # sqrt(1/t) = 0.1 ln s + 1
+    fast = params.get("beta_fast") or YARN_BETA_FAST  # None or 0 -> default, as in transformers
+    slow = params.get("beta_slow") or YARN_BETA_SLOW
+    fast = check_finite_real(fast, name="beta_fast")  # before comparing them: a string gets a clear error
+    slow = check_finite_real(slow, name="beta_slow")
+    check_betas(max(fast, slow), min(fast, slow), allow_equal=True)  # finite and positive
+    if fast < slow:
+        _complain(f"beta_fast ({fast!r}) should not be below beta_slow ({slow!r}); the ramp runs backwards", strict)
     truncate = params.get("truncate", True)
     if not isinstance(truncate, bool):
         raise ValueError(f"truncate must be True or False, got {truncate!r}")
-    low, high = yarn_bounds(d, length, base, fast, slow, truncate)
+    low, high = yarn_bounds(d, length, base, float(fast), float(slow), truncate)
     gamma = yarn_keep(omega.size, low, high)  # 1 keep, 0 interpolate
     return (1.0 - gamma) * omega / s + gamma * omega, attention  # interpolate slow pairs, keep fast ones
 
@@ -223,12 +296,12 @@ def _rescale_factors(value, *, name: str, half: int) -> np.ndarray:
     return lam
 
 
-def _longrope(omega: np.ndarray, params: dict, max_position_embeddings, seq_len) -> tuple[np.ndarray, float]:
+def _longrope(omega: np.ndarray, params: dict, length: int, max_position_embeddings, seq_len,
+              strict: bool) -> tuple[np.ndarray, float]:
     short = _rescale_factors(params["short_factor"], name="short_factor", half=omega.size)
     long = _rescale_factors(params["long_factor"], name="long_factor", half=omega.size)
-    length = _original_length(params, max_position_embeddings, "longrope")
     if params.get("factor") is not None:
-        s = _check_factor(params["factor"])
+        s = _check_factor(params["factor"], strict)
     elif max_position_embeddings is None:
         raise ValueError("rope_type 'longrope' without 'factor' uses max_position_embeddings / "
                          "original_max_position_embeddings: put 'factor' into rope_scaling or pass "
@@ -245,19 +318,44 @@ def _longrope(omega: np.ndarray, params: dict, max_position_embeddings, seq_len)
     return omega / rescale, attention  # omega_i / lambda_i
 
 
-def _llama3(omega: np.ndarray, params: dict) -> np.ndarray:
-    s = _check_factor(params["factor"])
-    length = check_positive_int(params["original_max_position_embeddings"], name="original_max_position_embeddings")
+def _llama3(omega: np.ndarray, params: dict, length: int, max_position_embeddings, strict: bool) -> np.ndarray:
+    s = _check_factor(params["factor"], strict)
     low = check_finite_real(params["low_freq_factor"], name="low_freq_factor")
     high = check_finite_real(params["high_freq_factor"], name="high_freq_factor")
-    if not 0.0 < low < high:
-        raise ValueError(f"need 0 < low_freq_factor < high_freq_factor, got {low!r} and {high!r}; "
-                         "Llama 3.1 uses 1.0 and 4.0")
+    if low <= 0.0:
+        raise ValueError(f"low_freq_factor divides the original length and must be > 0, got {low!r}")
+    if high <= low:
+        _complain(f"high_freq_factor ({high!r}) should be above low_freq_factor ({low!r}); there is no blend, "
+                  f"the rule cuts at wavelength original_max_position_embeddings / low_freq_factor = {length / low!r}",
+                  strict)
+    if max_position_embeddings is not None and length >= max_position_embeddings:
+        _complain(f"original_max_position_embeddings ({length}) should be below max_position_embeddings "
+                  f"({max_position_embeddings})", strict)
     wavelength = 2.0 * np.pi / omega  # lambda_i
-    kappa = (length / wavelength - low) / (high - low)  # 0 at lambda = L/low, 1 at lambda = L/high
-    blended = (1.0 - kappa) * omega / s + kappa * omega
-    out = np.where(wavelength > length / low, omega / s, blended)  # long wavelengths: interpolate
-    return np.where(wavelength < length / high, omega, out)  # short wavelengths: keep
+    out = np.where(wavelength > length / low, omega / s, omega)  # long wavelengths: interpolate
+    if high > low:
+        kappa = (length / wavelength - low) / (high - low)  # 0 at lambda = L/low, 1 at lambda = L/high
+        blended = (1.0 - kappa) * omega / s + kappa * omega
+        between = (wavelength >= length / high) & (wavelength <= length / low)
+        out = np.where(between, blended, out)
+    return out
+
+
+def _proportional(head_dim: int, base: float, params: dict, fraction: float, fraction_given: bool,
+                  strict: bool) -> np.ndarray:
+    if not fraction_given:
+        _complain("rope_type 'proportional' without partial_rotary_factor rotates every pair, which makes it "
+                  "'linear'", strict)
+    s = check_finite_real(params.get("factor", 1.0), name="factor")
+    if s <= 0.0:
+        raise ValueError(f"factor divides the frequencies and must be > 0, got {s!r}")
+    if head_dim % 2:
+        raise ValueError(f"rope_type 'proportional' returns head_dim / 2 frequencies: head_dim must be even, "
+                         f"got {head_dim}")
+    rotated = int(fraction * head_dim // 2)  # as transformers: int(partial_rotary_factor * head_dim // 2)
+    omega = np.zeros(head_dim // 2)
+    omega[:rotated] = frequencies(head_dim, base=base)[:rotated]  # base^(-2i/head_dim): the whole head's
+    return omega / s  # the other pairs stay at 0: not rotated
 
 
 def rope_scaling_frequencies(
@@ -268,27 +366,33 @@ def rope_scaling_frequencies(
     max_position_embeddings: int | None = None,
     seq_len: int | None = None,
     partial_rotary_factor: float = 1.0,
+    original_max_position_embeddings: int | None = None,
+    strict: bool = False,
 ) -> tuple[np.ndarray, float]:
     r"""``(inv_freq, attention_factor)`` for a ``rope_scaling`` dict in Hugging Face's format.
 
     ``head_dim``: the width of one attention head; the rotary dimension is
-    ``d = int(head_dim * partial_rotary_factor)`` and must be even. ``rope_scaling``: ``None`` (plain
-    RoPE) or a dict with ``"rope_type"`` (or the legacy ``"type"``) in :data:`ROPE_TYPES` and that type's
-    keys (:data:`ROPE_KEYS`); ``"rope_theta"`` and ``"partial_rotary_factor"`` may sit in it too, as in
-    transformers 5's ``rope_parameters``. ``base``: ``rope_theta``. ``max_position_embeddings``: the
-    config's field of that name; ``"dynamic"`` needs it, ``"yarn"`` and ``"longrope"`` fall back on it
-    when the dict has no ``original_max_position_embeddings``, ``"longrope"`` divides it by that
-    length when the dict has no ``factor``. ``seq_len``: the current sequence length, used by
-    ``"dynamic"`` (``max(seq_len, max_position_embeddings)``; below that the frequencies are the
-    default ones) and ``"longrope"`` (``long_factor`` only when ``seq_len > original_max_position_embeddings``).
+    ``d = int(head_dim * partial_rotary_factor)`` and must be even (``"proportional"``: ``d = head_dim``).
+    ``rope_scaling``: ``None`` (plain RoPE) or a dict with ``"rope_type"`` (or the legacy ``"type"``) in
+    :data:`ROPE_TYPES` (or ``"mrope"``, read as ``"default"``) and that type's keys (:data:`ROPE_KEYS`);
+    ``"rope_theta"`` and ``"partial_rotary_factor"`` may sit in it too, as in transformers 5's
+    ``rope_parameters``. The other arguments are the config's top-level fields of the same name:
+    ``base`` is ``rope_theta``; ``max_position_embeddings`` is needed by ``"dynamic"``, is the fallback
+    training length of ``"yarn"``, ``"longrope"`` and ``"llama3"``, and is divided by that length for a
+    ``"longrope"`` dict without ``factor``; ``original_max_position_embeddings`` (Phi-3.5 and Phi-4-mini
+    keep it at the top level) wins over the dict's, as transformers 5.23.0 copies it into the dict.
+    ``seq_len``: the current sequence length, used by ``"dynamic"`` (``max(seq_len,
+    max_position_embeddings)``; below that the frequencies are the default ones) and ``"longrope"``
+    (``long_factor`` only when ``seq_len > original_max_position_embeddings``). ``strict``: raise
+    ``ValueError`` where transformers only warns (see the module docstring); by default warn with
+    :class:`RopeScalingWarning` and compute what transformers computes.
 
-    The formula of each type is in the module docstring. Source: ``_compute_default_rope_parameters``,
-    ``_compute_linear_scaling_rope_parameters``, ``_compute_dynamic_ntk_parameters``,
-    ``_compute_yarn_parameters``, ``_compute_longrope_parameters`` and ``_compute_llama3_parameters``
-    in transformers' ``modeling_rope_utils.py``. Computed in float64 (transformers: float32).
+    The formula of each type is in the module docstring. Source: ``_compute_*_parameters`` and
+    ``RotaryEmbeddingConfigMixin`` in transformers 5.23.0's ``modeling_rope_utils.py``. Computed in float64
+    (transformers: float32).
 
-    Returns ``inv_freq`` of shape ``(d // 2,)`` and ``attention_factor``, the float by which the model
-    multiplies ``cos`` and ``sin`` (1.0 except for ``"yarn"`` and ``"longrope"``).
+    Returns ``inv_freq`` of shape ``(d // 2,)`` and ``attention_factor``, the float by which the rotary
+    module multiplies ``cos`` and ``sin`` (1.0 except for ``"yarn"`` and ``"longrope"``).
     """
     head_dim = check_positive_int(head_dim, name="head_dim")
     if rope_scaling is None:
@@ -298,30 +402,102 @@ def rope_scaling_frequencies(
     else:
         raise TypeError(f"rope_scaling must be None or a dict like {{'rope_type': 'linear', 'factor': 4.0}}, "
                         f"got {type(rope_scaling).__name__}")
-    rope_type = _rope_type(params)
+    if not isinstance(strict, bool):
+        raise TypeError(f"strict must be True or False, got {strict!r}")
+    rope_type = _rope_type(params, strict)
     base = check_base(_dict_or_argument(params, "rope_theta", base, 10_000.0, argument="base"))
+    fraction_given = "partial_rotary_factor" in params or partial_rotary_factor != 1.0
     fraction = _dict_or_argument(params, "partial_rotary_factor", partial_rotary_factor, 1.0,
                                  argument="partial_rotary_factor")
     fraction = check_finite_real(fraction, name="partial_rotary_factor")
     if not 0.0 < fraction <= 1.0:
         raise ValueError(f"partial_rotary_factor is the rotated fraction of each head, in (0, 1], got {fraction!r}")
+    if max_position_embeddings is not None:
+        max_position_embeddings = check_positive_int(max_position_embeddings, name="max_position_embeddings")
+    if original_max_position_embeddings is not None:
+        original_max_position_embeddings = check_positive_int(original_max_position_embeddings,
+                                                              name="original_max_position_embeddings")
+    if seq_len is not None:
+        seq_len = check_positive_int(seq_len, name="seq_len")
+    if rope_type == "proportional":
+        return _proportional(head_dim, base, params, fraction, fraction_given, strict), 1.0
     d = int(head_dim * fraction)  # as transformers: int(head_dim * partial_rotary_factor)
     if d < 2 or d % 2:
         raise ValueError(f"the rotary dimension int(head_dim * partial_rotary_factor) = int({head_dim} * {fraction!r}) "
                          f"= {d} must be a positive even integer")
-    if max_position_embeddings is not None:
-        max_position_embeddings = check_positive_int(max_position_embeddings, name="max_position_embeddings")
-    if seq_len is not None:
-        seq_len = check_positive_int(seq_len, name="seq_len")
     omega = frequencies(d, base=base)  # omega_i = base^(-2i/d), shape (d/2,)
     if rope_type == "default":
         return omega, 1.0
     if rope_type == "linear":
-        return omega / _check_factor(params["factor"]), 1.0  # omega_i / s
+        return omega / _check_factor(params["factor"], strict), 1.0  # omega_i / s
     if rope_type == "dynamic":
-        return _dynamic(d, base, params, max_position_embeddings, seq_len), 1.0
+        return _dynamic(d, base, params, max_position_embeddings, seq_len, strict), 1.0
+    length = _original_length(params, original_max_position_embeddings, max_position_embeddings, rope_type)
     if rope_type == "yarn":
-        return _yarn(omega, base, params, max_position_embeddings)
+        return _yarn(omega, base, params, length, max_position_embeddings, strict)
     if rope_type == "longrope":
-        return _longrope(omega, params, max_position_embeddings, seq_len)
-    return _llama3(omega, params), 1.0
+        return _longrope(omega, params, length, max_position_embeddings, seq_len, strict)
+    return _llama3(omega, params, length, max_position_embeddings, strict), 1.0
+
+
+def _text_config(config: Mapping) -> Mapping:
+    """The part of a ``config.json`` that holds the language model (``text_config`` in multimodal ones)."""
+    own = any(k in config for k in ("rope_scaling", "rope_parameters", "rope_theta"))
+    inner = config.get("text_config")
+    if not own and isinstance(inner, Mapping):
+        return inner
+    return config
+
+
+def config_rope_frequencies(config: Mapping, *, seq_len: int | None = None, layer_type: str | None = None,
+                            strict: bool = False) -> tuple[np.ndarray, float]:
+    r"""``(inv_freq, attention_factor)`` for a whole ``config.json`` (loaded with ``json.load``).
+
+    Reads what transformers 5.23.0 reads: ``rope_scaling`` or else ``rope_parameters`` (a dict, or one dict
+    per layer type as in Gemma 4: pass ``layer_type``, e.g. ``"full_attention"``), ``rope_theta``,
+    ``partial_rotary_factor``, ``max_position_embeddings``, ``original_max_position_embeddings`` at the top
+    level, and the head width ``head_dim``, else ``hidden_size // num_attention_heads`` (for Gemma 4's
+    ``"full_attention"`` layers ``global_head_dim``; for DeepSeek-V2/V3 ``qk_rope_head_dim``, the rotated part
+    of each head, as their config classes set ``head_dim``). A multimodal config with the language model under
+    ``text_config`` (Llama 4, Qwen2-VL, Qwen3-VL, Gemma 4) is read there. Values inside the dict win over
+    the top level, except ``original_max_position_embeddings``, as in transformers. Only what the file
+    says is read: a model's config class can add defaults the file leaves out (``Phi3Config`` an
+    ``original_max_position_embeddings`` of 4096, ``Qwen3VLTextConfig`` a ``rope_theta`` of 500000), which
+    this function, knowing no model classes, takes as absent (pe_lib's base default is 10000). ``seq_len``
+    and ``strict`` as in :func:`rope_scaling_frequencies`. Returns the same ``(inv_freq, attention_factor)``.
+    """
+    if not isinstance(config, Mapping):
+        raise TypeError(f"config must be a dict (a config.json read with json.load), got {type(config).__name__}")
+    config = _text_config(config)
+    rope = config.get("rope_scaling") or config.get("rope_parameters")
+    layer_types = set(config.get("layer_types") or ()) | {"full_attention", "sliding_attention"}
+    nested = isinstance(rope, Mapping) and rope and all(k in layer_types for k in rope)
+    if nested:
+        if layer_type not in rope:
+            raise ValueError(f"this config has one rope dict per layer type, {sorted(rope)}: pass layer_type= "
+                             f"one of them, got {layer_type!r}")
+        rope = rope[layer_type]
+    elif layer_type is not None:
+        raise ValueError(f"layer_type={layer_type!r} given, but this config has one rope dict for all layers")
+    if rope is not None and not isinstance(rope, Mapping):
+        raise TypeError(f"the config's rope_scaling must be a dict or null, got {type(rope).__name__}")
+    head_key = "global_head_dim" if layer_type == "full_attention" and "global_head_dim" in config else "head_dim"
+    head_dim = config.get("qk_rope_head_dim") or config.get(head_key)  # DeepSeek: the rotated part of a head
+    if not head_dim:
+        if "hidden_size" not in config or "num_attention_heads" not in config:
+            raise ValueError("the config needs head_dim, or hidden_size and num_attention_heads")
+        head_dim = check_positive_int(config["hidden_size"], name="hidden_size") // check_positive_int(
+            config["num_attention_heads"], name="num_attention_heads")
+    rope = dict(rope or {})
+    top_theta = config.get("rope_theta")
+    if top_theta is not None:
+        rope.setdefault("rope_theta", top_theta)  # the dict's own wins, as in convert_rope_params_to_dict
+    top_fraction = config.get("partial_rotary_factor")
+    if top_fraction is not None:
+        rope.setdefault("partial_rotary_factor", top_fraction)
+    if not rope.keys() - {"rope_theta", "partial_rotary_factor"}:
+        rope["rope_type"] = "default"
+    return rope_scaling_frequencies(head_dim, rope, max_position_embeddings=config.get("max_position_embeddings"),
+                                    seq_len=seq_len,
+                                    original_max_position_embeddings=config.get("original_max_position_embeddings"),
+                                    strict=strict)

@@ -39,3 +39,25 @@ def weight_at_offset(weights, offset: int) -> np.ndarray:
         raise ValueError(f"offset must be smaller than the number of positions {n}, got {offset}")
     i = np.arange(offset, n)
     return w[..., i, i - offset]  # a_{i, i - Delta}
+
+
+def score_by_offset(scores) -> np.ndarray:
+    r"""The mean score a query gives the key :math:`\Delta` places back, for every offset :math:`\Delta`:
+    :math:`\bar s_\Delta = \frac{1}{n - \Delta}\sum_{i=\Delta}^{n-1} s_{i,\,i-\Delta}`.
+
+    ``scores``: ``(..., n, n)`` attention scores before the softmax (rows: queries, columns: keys), as
+    :func:`pe_lib.trained_scores` returns them; only keys at or before the query are read, so a causal
+    mask's :math:`-\infty` above the diagonal does no harm. Returns ``(..., n)``, entry :math:`\Delta`.
+    """
+    s = np.asarray(scores, dtype=float)
+    if s.ndim < 2 or s.shape[-1] != s.shape[-2] or s.shape[-1] == 0:
+        raise ValueError(f"scores must be square maps of shape (..., n, n), got shape {s.shape}")
+    n = s.shape[-1]
+    i, j = np.tril_indices(n)  # every (query, key) with key j <= i
+    below = s[..., i, j]  # (..., n(n+1)/2)
+    if not np.all(np.isfinite(below)):
+        raise ValueError("scores must be finite at and below the diagonal (keys at or before the query)")
+    delta = i - j
+    sums = np.zeros(s.shape[:-2] + (n,))
+    np.add.at(np.moveaxis(sums, -1, 0), delta, np.moveaxis(below, -1, 0))  # sum over queries, per offset
+    return sums / (n - np.arange(n))  # n - Delta queries have a key Delta back

@@ -14,7 +14,8 @@ the order-blind accuracy at position ``i``:
 * ``"reverse"`` (target :math:`x_{L-1-i}`): the candidates are the other :math:`L - 1` tokens of the
   sequence (the query knows its own token); in the middle of an odd-length sequence the target is
   the query's own token, so :math:`a_i = 1`;
-* ``"lookback"`` (target :math:`x_{i-k}`): the candidates are the :math:`i` tokens before the query.
+* ``"lookback"`` (target :math:`x_{i-k}`) and ``"first"`` (target :math:`x_0`): the candidates are the
+  :math:`i` tokens before the query.
 
 A Transformer without any positional information and without a causal mask is
 permutation-equivariant (chapter 1), so on ``"reverse"`` it can do no better than this. Numpy only.

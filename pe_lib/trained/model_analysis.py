@@ -95,3 +95,47 @@ def attention_by_offset(weights) -> np.ndarray:
     if w.shape[-2] != n:
         raise ValueError(f"weights must be square (..., L, L) attention matrices, got shape {w.shape}")
     return np.stack([np.diagonal(w, offset=-d, axis1=-2, axis2=-1).mean(axis=-1) for d in range(n)], axis=-1)
+
+
+def trained_scores(model, tokens, *, max_offset: int | None = None) -> np.ndarray:
+    r"""Attention scores before the softmax, :math:`s^{(\ell,h)}_{ij} = q_i\cdot k_j/\sqrt{d_k} + B_{h,ij}`,
+    of every layer and head on ``tokens`` (:math:`-\infty` where a key is masked).
+
+    Shapes as :func:`trained_attention`. ``max_offset``: mask the keys more than that many places from the
+    query (:func:`pe_lib.trained.transformer.limit_offsets`), as :func:`pe_lib.task_accuracy` does with it.
+    """
+    model = check_model(model)
+    batch, single = _tokens(model, tokens)
+    _, _, scores = run_model(model, batch, collect=True, scores=True, max_offset=max_offset)
+    return scores[:, 0] if single else scores
+
+
+def offset_r_squared(weights, *, queries=None) -> float:
+    r"""Share of the variance of a causal attention (or score) matrix's entries :math:`a_{ij}`,
+    :math:`j \le i`, that their offset :math:`\Delta = i - j` explains:
+
+    .. math::
+
+        R^2 = 1 - \frac{\sum (a_{ij} - \bar a(i - j))^2}{\sum (a_{ij} - \bar a)^2},
+
+    where :math:`\bar a(\Delta)` is the mean of the entries with offset :math:`\Delta` and :math:`\bar a`
+    the mean of all, each over the entries used: rows ``queries`` (default all), keys :math:`j \le i`.
+    1 when the entries depend on the offset alone (a Toeplitz matrix), 0 when the offset says nothing.
+
+    ``weights``: ``(L, L)``; ``queries``: query rows (integers in ``0 .. L-1``). Returns a float.
+    """
+    w = check_finite_array(weights, name="weights", ndim=2)
+    n = w.shape[0]
+    if w.shape != (n, n):
+        raise ValueError(f"weights must be a square (L, L) matrix, got shape {w.shape}")
+    rows = np.arange(n) if queries is None else np.unique(np.asarray(queries))
+    if rows.size == 0 or rows.dtype.kind not in "iu" or rows.min() < 0 or rows.max() >= n:
+        raise ValueError(f"queries must be query rows, integers in 0..{n - 1}, got {queries!r}")
+    i, j = np.tril_indices(n)
+    used = np.isin(i, rows)
+    a, offset = w[i[used], j[used]], (i - j)[used]
+    by_offset = np.bincount(offset, weights=a) / np.bincount(offset)  # mean of each offset's entries
+    total = np.sum((a - a.mean()) ** 2)
+    if total == 0:
+        raise ValueError("the entries are constant, so the share of their variance is undefined")
+    return float(1 - np.sum((a - by_offset[offset]) ** 2) / total)

@@ -1,7 +1,7 @@
 r"""Synthetic sequence tasks for the trained Transformers of :mod:`pe_lib.training` (numpy only).
 
 Each task draws ``n_sequences`` sequences of ``seq_len`` tokens uniformly from a vocabulary of
-``vocab_size`` tokens and asks for one target token per position. Two tasks, one per kind of rule:
+``vocab_size`` tokens and asks for one target token per position. Three tasks:
 
 * ``"lookback"`` (causal, a decoder): the target at position :math:`i \ge k` is the input at
   :math:`i - k`,
@@ -16,6 +16,12 @@ Each task draws ``n_sequences`` sequences of ``seq_len`` tokens uniformly from a
   .. math:: y_i = x_{L-1-i}, \qquad i = 0, \dots, L-1;
 
   an *absolute* rule: which token to copy depends on where the query stands and on ``L``.
+* ``"first"`` (causal, a decoder): the target at every position :math:`i \ge 1` is the first token,
+
+  .. math:: y_i = x_0, \qquad i = 1, \dots, L-1;
+
+  a rule about the *start of the sequence*: a model must recognise which token came first
+  (chapter 19 pads and packs such sequences). Position 0 does not count.
 
 Usage::
 
@@ -29,9 +35,9 @@ import numpy as np
 
 from .._validate import check_choice, check_positive_int
 
-TASKS = ("lookback", "reverse")
+TASKS = ("lookback", "reverse", "first")
 # the causal (decoder) tasks; the others attend in both directions
-CAUSAL_TASKS = ("lookback",)
+CAUSAL_TASKS = ("lookback", "first")
 DEFAULT_VOCAB_SIZE = 16
 DEFAULT_OFFSET = 3  # k of "lookback"
 
@@ -49,7 +55,8 @@ def is_causal(task) -> bool:
 def scored_positions(task, seq_len: int, *, offset: int = DEFAULT_OFFSET) -> np.ndarray:
     r"""Which target positions count, shape ``(seq_len,)`` of bools.
 
-    ``"lookback"``: :math:`i \ge k` (``offset`` = ``k``); ``"reverse"``: every position.
+    ``"lookback"``: :math:`i \ge k` (``offset`` = ``k``); ``"reverse"``: every position; ``"first"``:
+    :math:`i \ge 1`.
     """
     task = check_task(task)
     seq_len = check_positive_int(seq_len, name="seq_len")
@@ -62,6 +69,10 @@ def scored_positions(task, seq_len: int, *, offset: int = DEFAULT_OFFSET) -> np.
                 f"got seq_len={seq_len}"
             )
         return i >= offset  # y_i = x_{i-k} exists for i >= k
+    if task == "first":
+        if seq_len < 2:
+            raise ValueError(f"first needs seq_len >= 2 (position 0 has no target), got seq_len={seq_len}")
+        return i >= 1  # y_i = x_0, scored after the first token
     return np.ones(seq_len, dtype=bool)
 
 
@@ -69,7 +80,8 @@ def task_targets(task, tokens, *, offset: int = DEFAULT_OFFSET) -> np.ndarray:
     r"""The target of every position of ``tokens`` (``(..., L)`` ints), same shape.
 
     ``"lookback"``: ``targets[..., i] = tokens[..., i - k]`` for ``i >= k`` and ``0`` (not scored,
-    see :func:`scored_positions`) for ``i < k``; ``"reverse"``: ``targets[..., i] = tokens[..., L-1-i]``.
+    see :func:`scored_positions`) for ``i < k``; ``"reverse"``: ``targets[..., i] = tokens[..., L-1-i]``;
+    ``"first"``: ``targets[..., i] = tokens[..., 0]`` (position 0 included, not scored).
     """
     task = check_task(task)
     tokens = np.asarray(tokens)
@@ -79,6 +91,8 @@ def task_targets(task, tokens, *, offset: int = DEFAULT_OFFSET) -> np.ndarray:
     counts = scored_positions(task, tokens.shape[-1], offset=offset)  # also checks offset < L
     if task == "reverse":
         return tokens[..., ::-1].copy()  # y_i = x_{L-1-i}
+    if task == "first":
+        return np.broadcast_to(tokens[..., :1], tokens.shape).copy()  # y_i = x_0
     targets = np.zeros_like(tokens)
     targets[..., counts] = tokens[..., : tokens.shape[-1] - offset]  # y_i = x_{i-k}, i >= k
     return targets

@@ -28,14 +28,19 @@ from .._validate import check_choice, check_d_model, check_finite_real, check_po
 from ..book._progress import Progress
 from .tasks import DEFAULT_OFFSET, DEFAULT_VOCAB_SIZE, check_task, is_causal, task_batch
 
-ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi")
+ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
+# std of a learned position table at initialisation: the RMS of one sinusoidal component,
+# sqrt(mean(sin^2)) = 1/sqrt(2), so that a learned table starts at the scale of the sinusoids
+LEARNED_INIT_STD = math.sqrt(0.5)
 DEFAULTS = dict(seq_len=32, steps=1000, d_model=32, n_layers=2, n_heads=1, batch_size=16,
-                learning_rate=3e-3, vocab_size=DEFAULT_VOCAB_SIZE, offset=DEFAULT_OFFSET)
+                learning_rate=3e-3, vocab_size=DEFAULT_VOCAB_SIZE, offset=DEFAULT_OFFSET,
+                learned_init_std=LEARNED_INIT_STD)
 # steps per lax.scan call, whatever the length of the run: every run of the same sizes reuses one
 # compiled chunk (a chunk length that followed ``steps`` compiled again for each new length), and
 # between chunks a Jupyter kernel shows the progress. A shorter run is one chunk of its own length.
 CHUNK_STEPS = 100
-EVAL_SEED = 12345  # task_accuracy's default: sequences no training batch drew
+EVAL_SEED = 12345  # task_accuracy's default: sequences no training batch drew (the test sequences)
+VALIDATION_SEED = 54321  # the sequences settings are chosen on: neither training nor test draws them
 # XLA's CPU backend at LLVM optimisation level 1 instead of 2 compiles the training step about a
 # quarter faster and runs it as fast (measured on the default run, bit-identical losses).
 # On x86 the code XLA generates is capped at AVX2, the instruction set of the machine the chapters
@@ -105,6 +110,7 @@ class TransformerConfig:
     learning_rate: float
     vocab_size: int
     offset: int
+    learned_init_std: float = LEARNED_INIT_STD
 
     @property
     def causal(self) -> bool:
@@ -143,7 +149,7 @@ class TrainedTransformer:
 
 
 def _config(task, encoding, *, seq_len, steps, seed, d_model, n_layers, n_heads, batch_size, learning_rate,
-            vocab_size, offset) -> TransformerConfig:
+            vocab_size, offset, learned_init_std=LEARNED_INIT_STD) -> TransformerConfig:
     task = check_task(task)
     encoding = check_choice(encoding, ENCODINGS, name="encoding")
     seq_len = check_positive_int(seq_len, name="seq_len", minimum=2)
@@ -157,6 +163,9 @@ def _config(task, encoding, *, seq_len, steps, seed, d_model, n_layers, n_heads,
     if learning_rate <= 0:
         raise ValueError(f"learning_rate must be > 0, got {learning_rate}")
     offset = check_positive_int(offset, name="offset")
+    learned_init_std = check_finite_real(learned_init_std, name="learned_init_std")
+    if learned_init_std < 0:
+        raise ValueError(f"learned_init_std must be >= 0, got {learned_init_std}")
     if task == "lookback" and offset >= seq_len:
         raise ValueError(f"lookback with offset k={offset} needs seq_len > k, got seq_len={seq_len}")
     return TransformerConfig(
@@ -165,6 +174,7 @@ def _config(task, encoding, *, seq_len, steps, seed, d_model, n_layers, n_heads,
         n_layers=check_positive_int(n_layers, name="n_layers"), n_heads=n_heads,
         batch_size=check_positive_int(batch_size, name="batch_size"), learning_rate=learning_rate,
         vocab_size=check_positive_int(vocab_size, name="vocab_size", minimum=2), offset=offset,
+        learned_init_std=learned_init_std,
     )
 
 
@@ -172,24 +182,29 @@ def _init(config: TransformerConfig, seed: int) -> dict:
     from . import transformer as tf
 
     return tf.init_params(seed, vocab_size=config.vocab_size, d_model=config.d_model, n_layers=config.n_layers,
-                          n_heads=config.n_heads, max_len=config.seq_len)
+                          n_heads=config.n_heads, max_len=config.seq_len, learned_init_std=config.learned_init_std)
 
 
-def _inputs(config: TransformerConfig, seq_len: int) -> dict:
-    """The position scheme of ``config`` as data for ``seq_len`` tokens.
+def _inputs(config: TransformerConfig, seq_len: int, max_offset: int | None = None) -> dict:
+    """The position scheme of ``config`` as data for ``seq_len`` tokens, with the keys more than
+    ``max_offset`` places from the query masked out if it is given.
 
-    See :func:`pe_lib.trained.transformer.position_inputs`.
+    See :func:`pe_lib.trained.transformer.position_inputs` and :func:`pe_lib.trained.transformer.limit_offsets`.
     """
     from . import transformer as tf
 
-    return tf.position_inputs(config.encoding, seq_len, d_model=config.d_model, n_heads=config.n_heads,
-                              causal=config.causal, max_len=config.seq_len)
+    inputs = tf.position_inputs(config.encoding, seq_len, d_model=config.d_model, n_heads=config.n_heads,
+                                causal=config.causal, max_len=config.seq_len)
+    if max_offset is not None:
+        inputs["bias"] = tf.limit_offsets(inputs["bias"], max_offset)
+    return inputs
 
 
 def _shared(config: TransformerConfig) -> TransformerConfig:
-    """What a compiled step depends on: the sizes and the learning rate, not the task, encoding, seed
-    or number of steps (those enter as data)."""
-    return dataclasses.replace(config, task="reverse", encoding="none", seed=0, steps=1, offset=1)
+    """What a compiled step depends on: the sizes, not the task, encoding, seed, learning rate, initial
+    scale of the learned table or number of steps (those enter as data)."""
+    return dataclasses.replace(config, task="reverse", encoding="none", seed=0, steps=1, offset=1,
+                               learning_rate=1.0, learned_init_std=1.0)
 
 
 @functools.lru_cache(maxsize=32)
@@ -203,7 +218,7 @@ def _compiled(config: TransformerConfig):
 
     jax = _jax()
 
-    optimizer = optax.adam(config.learning_rate)
+    optimizer = optax.scale_by_adam()  # Adam's m_hat / (sqrt(v_hat) + eps); the learning rate is data
     template = _init(config, 0)
 
     def unravel(theta):  # the parameter dict from the flat vector (traced inside jit): _unflatten in JAX
@@ -216,20 +231,20 @@ def _compiled(config: TransformerConfig):
     def loss_of_vector(theta, tokens, targets, counts, inputs):
         return tf.loss_fn(unravel(theta), tokens, targets, counts, inputs)
 
-    def run_chunk(carry, tokens, targets, counts, active, inputs):
+    def run_chunk(carry, learning_rate, tokens, targets, counts, active, inputs):
         def step(carry, batch):
             theta, opt_state = carry
             tokens, targets, active = batch
             loss, grad = jax.value_and_grad(loss_of_vector)(theta, tokens, targets, counts, inputs)
-            updates, new_state = optimizer.update(grad, opt_state, theta)
-            new_theta = theta + updates  # Adam: theta <- theta - lr m_hat / (sqrt(v_hat) + eps)
+            direction, new_state = optimizer.update(grad, opt_state, theta)
+            new_theta = theta + (-learning_rate) * direction  # Adam: theta <- theta - lr m_hat / (sqrt(v_hat) + eps)
             keep = functools.partial(jax.tree_util.tree_map, lambda new, old: jax.numpy.where(active, new, old))
             return (keep(new_theta, theta), keep(new_state, opt_state)), loss  # padding steps change nothing
 
         return jax.lax.scan(step, carry, (tokens, targets, active))
 
     start = jax.jit(jax.vmap(lambda theta: (theta, optimizer.init(theta))))
-    return start, jax.jit(jax.vmap(run_chunk, in_axes=(0, 0, 0, None, None, None)),
+    return start, jax.jit(jax.vmap(run_chunk, in_axes=(0, 0, 0, 0, None, None, None)),
                                    compiler_options=COMPILER_OPTIONS)
 
 
@@ -255,19 +270,29 @@ def _nudged(params: dict, ulps: int) -> dict:
     return _unflatten(theta, params)
 
 
-def _train(config: TransformerConfig, seeds: tuple[int, ...], progress, nudge: int = 0) -> list[TrainedTransformer]:
+def _train(config: TransformerConfig, seeds: tuple[int, ...], progress, nudge: int = 0,
+           learning_rates: tuple[float, ...] | None = None, checkpoints: tuple[int, ...] | None = None):
+    """Train one model per (learning rate, seed) in a single vmapped run; keep the parameters after each
+    number of steps in ``checkpoints`` (multiples of the chunk length, the last one ``config.steps``).
+    Returns ``{(learning_rate, steps): [model per seed]}``; with the defaults, the list of ``config``'s models."""
+    single = learning_rates is None
+    learning_rates = (config.learning_rate,) if single else learning_rates
+    checkpoints = (config.steps,) if checkpoints is None else checkpoints
+    rows = [(lr, s) for lr in learning_rates for s in seeds]  # row r of the vmapped run
     start, run_chunk = _compiled(_shared(config))
     inputs = _inputs(config, config.seq_len)
-    initial = [_init(config, s) for s in seeds]
+    initial = {s: _init(config, s) for s in seeds}
     if nudge:
-        initial = [_nudged(p, nudge) for p in initial]
-    carry = start(np.stack([_flatten(p) for p in initial]))
+        initial = {s: _nudged(p, nudge) for s, p in initial.items()}
+    carry = start(np.stack([_flatten(initial[s]) for _, s in rows]))
+    rates = np.array([lr for lr, _ in rows], np.float32)
     chunk = min(CHUNK_STEPS, config.steps)  # steps per lax.scan call
     n_chunks = math.ceil(config.steps / chunk)
     rngs = [np.random.default_rng([s, 0]) for s in seeds]  # the training data of each seed
-    losses = []
+    losses, kept = [], {}
     label = (f"training a Transformer: task {config.task}, encoding {config.encoding}, "
-             f"{config.steps} steps" + (f", seeds {', '.join(map(str, seeds))}" if len(seeds) > 1 else ""))
+             f"{config.steps} steps" + (f", seeds {', '.join(map(str, seeds))}" if len(seeds) > 1 else "")
+             + ("" if single else f", learning rates {', '.join(f'{lr:g}' for lr in learning_rates)}"))
     with Progress(label, config.steps, enabled=progress) as bar:
         for c in range(n_chunks):
             batches = [task_batch(config.task, chunk * config.batch_size, config.seq_len,
@@ -275,18 +300,25 @@ def _train(config: TransformerConfig, seeds: tuple[int, ...], progress, nudge: i
             shape = (len(seeds), chunk, config.batch_size, config.seq_len)
             tokens = np.stack([b[0] for b in batches]).reshape(shape)
             targets = np.stack([b[1] for b in batches]).reshape(shape)
+            repeat = (len(learning_rates), 1, 1, 1)  # every learning rate sees its seed's batches
+            tokens, targets = np.tile(tokens, repeat), np.tile(targets, repeat)
             counts = batches[0][2]
             active = c * chunk + np.arange(chunk) < config.steps  # the last chunk may be padded
-            carry, loss = run_chunk(carry, tokens, targets, counts, active, inputs)
+            carry, loss = run_chunk(carry, rates, tokens, targets, counts, active, inputs)
             losses.append(np.asarray(loss)[:, active])
-            bar.update(min((c + 1) * chunk, config.steps))
-    theta = np.asarray(carry[0])
+            done = min((c + 1) * chunk, config.steps)
+            if done in checkpoints:
+                kept[done] = np.asarray(carry[0])
+            bar.update(done)
     losses = np.concatenate(losses, axis=1).astype(np.float64)
-    return [
-        TrainedTransformer(config=dataclasses.replace(config, seed=s), params=_unflatten(theta[i], initial[i]),
-                           initial_params=initial[i], losses=losses[i])
-        for i, s in enumerate(seeds)
-    ]
+    out = {}
+    for n, theta in kept.items():
+        for r, (lr, s) in enumerate(rows):
+            model = TrainedTransformer(
+                config=dataclasses.replace(config, seed=s, learning_rate=lr, steps=n),
+                params=_unflatten(theta[r], initial[s]), initial_params=initial[s], losses=losses[r, :n])
+            out.setdefault((lr, n), []).append(model)
+    return out[config.learning_rate, config.steps] if single else out
 
 
 def _check_settings(settings: dict, function: str) -> dict:
@@ -312,6 +344,48 @@ def _train_seeds(task, encoding, seeds: tuple[int, ...], settings: dict, progres
     return _train(config, seeds, _check_progress(progress), nudge)
 
 
+def train_grid(task, encoding, *, seeds=(0, 1, 2), learning_rates=(3e-3, 1e-2), steps=(500, 1000),
+               progress: bool | None = None, **settings) -> dict:
+    """Train every (learning rate, number of steps) of a small grid, one model per seed, in one vmapped run.
+
+    Adam has no schedule here, so the model after ``n`` steps of a longer run *is* the model of an
+    ``n``-step run: each number of steps in ``steps`` (multiples of :data:`CHUNK_STEPS`, 100) is a snapshot
+    of the longest run.
+    Returns ``{(learning_rate, n_steps): tuple of TrainedTransformer, one per seed}``; each model equals
+    ``train_transformers(task, encoding, seeds=seeds, learning_rate=..., steps=..., **settings)`` up to
+    float32 rounding. Other settings as :func:`train_transformer`.
+    """
+    seeds = _check_seeds(seeds)
+    learning_rates = _check_values(learning_rates, "learning_rates", check_finite_real)
+    if any(lr <= 0 for lr in learning_rates):
+        raise ValueError(f"learning_rates must all be > 0, got {learning_rates}")
+    steps = _check_values(steps, "steps", lambda v, name: check_positive_int(v, name=name))
+    if any(n % CHUNK_STEPS for n in steps):
+        raise ValueError(f"steps must be multiples of {CHUNK_STEPS} (snapshots between compiled chunks), got {steps}")
+    if "steps" in settings or "learning_rate" in settings:
+        raise TypeError("train_grid() takes learning_rates= and steps= as grids, not learning_rate= or steps=")
+    settings = _check_settings(settings, "train_grid")
+    longest = dict(steps=max(steps), learning_rate=learning_rates[0])
+    config = _config(task, encoding, seed=seeds[0], **(settings | longest))
+    out = _train(config, seeds, _check_progress(progress), learning_rates=learning_rates, checkpoints=steps)
+    return {key: tuple(models) for key, models in sorted(out.items())}
+
+
+def _check_values(values, name, check) -> tuple:
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") or len(values) == 0:
+        raise ValueError(f"{name} must be a non-empty sequence of numbers, got {values!r}")
+    values = tuple(check(v, name=name) for v in values)
+    if len(set(values)) != len(values):
+        raise ValueError(f"{name} must not repeat a value, got {values}")
+    return values
+
+
+def _check_seeds(seeds) -> tuple[int, ...]:
+    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__len__") or len(seeds) == 0:
+        raise ValueError(f"seeds must be a non-empty sequence of integers >= 0, got {seeds!r}")
+    return tuple(check_positive_int(s, name="seed", minimum=0) for s in seeds)
+
+
 _SETTINGS_DOC = ", ".join(f"``{name}={value!r}``" for name, value in DEFAULTS.items())
 
 
@@ -320,7 +394,10 @@ def train_transformer(task, encoding, *, seed: int = 0, progress: bool | None = 
 
     ``task``: ``"lookback"`` (causal; target :math:`y_i = x_{i-k}`, ``k = offset``) or ``"reverse"``
     (bidirectional; :math:`y_i = x_{L-1-i}`), see :mod:`pe_lib.tasks`. ``encoding``: ``"none"``,
-    ``"sinusoidal"``, ``"learned"`` (a table of ``seq_len`` rows), ``"rope"`` or ``"alibi"``.
+    ``"sinusoidal"``, ``"learned"`` (a table of ``seq_len`` rows, drawn :math:`\mathcal N(0, s^2)` with
+    ``s = learned_init_std``, by default the RMS :math:`1/\sqrt 2` of a sinusoidal component),
+    ``"rope"``, ``"alibi"`` or ``"t5"`` (T5's trainable bias per head and relative-position bucket,
+    :func:`pe_lib.t5_relative_bucket` with 32 buckets up to distance 128, shared by the layers, starting at 0).
 
     ``settings``, keyword arguments with these defaults (:data:`DEFAULTS`): SETTINGS.
     ``steps`` Adam steps (``learning_rate``) on batches of ``batch_size`` fresh sequences of
@@ -365,9 +442,7 @@ def train_transformers(task, encoding, *, seeds=(0, 1, 2), progress: bool | None
     size of the differences another CPU or library version can make, to see how much a result depends
     on them (chapter 14). Returns a tuple of :class:`TrainedTransformer`, one per seed, in order.
     """
-    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__len__") or len(seeds) == 0:
-        raise ValueError(f"seeds must be a non-empty sequence of integers >= 0, got {seeds!r}")
-    seeds = tuple(check_positive_int(s, name="seed", minimum=0) for s in seeds)
+    seeds = _check_seeds(seeds)
     return tuple(_train_seeds(task, encoding, seeds, settings, progress, "train_transformers", nudge))
 
 
@@ -398,27 +473,30 @@ def check_length(model: TrainedTransformer, seq_len) -> int:
 
 
 @functools.lru_cache(maxsize=4)
-def _forward(collect: bool):
+def _forward(collect: bool, scores: bool = False):
     from . import transformer as tf
 
-    return _jax().jit(functools.partial(tf.forward, collect=collect), compiler_options=COMPILER_OPTIONS)
+    return _jax().jit(functools.partial(tf.forward, collect=collect, scores=scores), compiler_options=COMPILER_OPTIONS)
 
 
-def run_model(model: TrainedTransformer, tokens, *, collect: bool = False):
+def _check_max_offset(max_offset) -> int | None:
+    return None if max_offset is None else check_positive_int(max_offset, name="max_offset", minimum=0)
+
+
+def run_model(model: TrainedTransformer, tokens, *, collect: bool = False, scores: bool = False,
+              max_offset: int | None = None):
     """Apply ``model`` to integer ``tokens`` ``(B, L)``; numpy logits ``(B, L, V)`` (and, with
-    ``collect``, the residual stream and attention weights, see :func:`pe_lib.trained.transformer.forward`)."""
+    ``collect``, the residual stream and attention weights, see :func:`pe_lib.trained.transformer.forward`;
+    with ``scores`` too, the scores before the softmax instead of the weights). ``max_offset``: every
+    query sees only the keys at most that many places away (:func:`pe_lib.trained.transformer.limit_offsets`)."""
     tokens = np.asarray(tokens, dtype=np.int32)
-    out = _forward(collect)(model.params, tokens, _inputs(model.config, tokens.shape[-1]))
+    inputs = _inputs(model.config, tokens.shape[-1], _check_max_offset(max_offset))
+    out = _forward(collect, scores)(model.params, tokens, inputs)
     return tuple(np.asarray(o) for o in out) if collect else np.asarray(out)
 
 
-def task_accuracy(model, seq_len, *, n_sequences: int = 256, seed=EVAL_SEED) -> float:
-    r"""Fraction of the targets that count predicted correctly (argmax of the logits) on
-    ``n_sequences`` fresh sequences of ``seq_len`` tokens, which may differ from the training length.
-
-    The sequences come from ``numpy.random.default_rng([seed, 1])``, a stream no training run draws.
-    Returns a float in [0, 1].
-    """
+def _evaluate(model, seq_len, n_sequences, seed, max_offset):
+    """Logits, targets and the scored positions of ``n_sequences`` fresh sequences (see :func:`task_accuracy`)."""
     model = check_model(model)
     seq_len = check_length(model, seq_len)
     n_sequences = check_positive_int(n_sequences, name="n_sequences")
@@ -426,5 +504,29 @@ def task_accuracy(model, seq_len, *, n_sequences: int = 256, seed=EVAL_SEED) -> 
     config = model.config
     tokens, targets, counts = task_batch(config.task, n_sequences, seq_len, vocab_size=config.vocab_size,
                                          offset=config.offset, seed=[seed, 1])
-    predicted = run_model(model, tokens).argmax(axis=-1)  # (B, L)
-    return float(np.mean(predicted[:, counts] == targets[:, counts]))
+    return run_model(model, tokens, max_offset=max_offset), targets[:, counts], counts
+
+
+def task_accuracy(model, seq_len, *, n_sequences: int = 256, seed=EVAL_SEED, max_offset: int | None = None) -> float:
+    r"""Fraction of the targets that count predicted correctly (argmax of the logits) on
+    ``n_sequences`` fresh sequences of ``seq_len`` tokens, which may differ from the training length.
+
+    The sequences come from ``numpy.random.default_rng([seed, 1])``, a stream no training run draws;
+    the default ``seed`` gives the test sequences, :data:`VALIDATION_SEED` the validation sequences.
+    ``max_offset``: each query sees only keys at most that many places away (an intervention, see
+    :func:`run_model`). Returns a float in [0, 1].
+    """
+    logits, targets, counts = _evaluate(model, seq_len, n_sequences, seed, max_offset)
+    predicted = logits.argmax(axis=-1)[:, counts]  # (B, scored positions)
+    return float(np.mean(predicted == targets))
+
+
+def task_loss(model, seq_len, *, n_sequences: int = 256, seed=EVAL_SEED, max_offset: int | None = None) -> float:
+    r"""Mean cross-entropy :math:`-\frac1N\sum \ln p(y_i)` (nats) of the targets that count, on the
+    sequences of :func:`task_accuracy` (same arguments). Unlike the accuracy it keeps falling once
+    every target is right, so it separates models that all score 100%. Returns a float >= 0."""
+    logits, targets, counts = _evaluate(model, seq_len, n_sequences, seed, max_offset)
+    z = logits[:, counts].astype(np.float64)  # (B, scored, V)
+    top = z.max(axis=-1, keepdims=True)
+    log_p = z - top - np.log(np.exp(z - top).sum(axis=-1, keepdims=True))  # log softmax
+    return float(-np.mean(np.take_along_axis(log_p, targets[..., None], axis=-1)))

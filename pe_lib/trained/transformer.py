@@ -17,10 +17,11 @@ with :math:`N` blocks (``n_layers``). Each head :math:`h` of :math:`\mathrm{MHA}
 :math:`\mathrm{softmax}(q k^\top / \sqrt{d_k} + B_h)\,v` with :math:`q = \mathrm{LN}(x) W_Q^h`,
 :math:`k = \mathrm{LN}(x) W_K^h`, :math:`v = \mathrm{LN}(x) W_V^h` (as :func:`pe_lib.self_attention`),
 where ``"rope"`` rotates :math:`q` and :math:`k` by :func:`pe_lib.rope`'s rotation (interleaved
-pairs, base 10000), ``"alibi"`` adds :math:`B_h = ` :func:`pe_lib.alibi_bias`, and a causal task masks
-keys :math:`j > i`. The sinusoidal table *is* :func:`pe_lib.sinusoidal` (cast to float32), the
-RoPE angles come from :func:`pe_lib.frequencies`; ``tests/test_transformer.py`` checks all three
-against the numpy functions.
+pairs, base 10000), ``"alibi"`` adds :math:`B_h = ` :func:`pe_lib.alibi_bias`, ``"t5"`` adds the trained
+:math:`b_{h,\mathrm{bucket}(j-i)}` (:func:`pe_lib.t5_relative_bucket`, T5's 32 buckets up to distance
+128, bidirectional unless the task is causal), and a causal task masks keys :math:`j > i`. The
+sinusoidal table *is* :func:`pe_lib.sinusoidal` (cast to float32), the RoPE angles come from
+:func:`pe_lib.frequencies`; ``tests/test_transformer.py`` checks all three against the numpy functions.
 
 The position scheme enters :func:`forward` as *data* (:func:`position_inputs`): a table added to the
 input, a flag that adds the learned table, the cosines and sines of the rotation of queries and keys
@@ -30,6 +31,7 @@ causal mask). So one compiled training step serves every task and encoding of th
 Parameters are a dict (a JAX pytree), with ``d_k = d_model / n_heads`` and ``d_ff = 4 d_model``::
 
     embed (V, d_model)          pos (L_train, d_model)   [used by "learned" only]
+    rel_bias (32, n_heads)      T5's bias per bucket and head, shared by the blocks [used by "t5" only]
     blocks: list of n_layers dicts
         ln1_g, ln1_b, ln2_g, ln2_b (d_model,)
         w_q, w_k, w_v (n_heads, d_model, d_k)   w_o (d_model, d_model)
@@ -46,10 +48,14 @@ import numpy as np
 from ..encodings.alibi import alibi_bias
 from ..encodings.frequencies import frequencies
 from ..encodings.sinusoidal import sinusoidal
+from ..encodings.t5 import t5_relative_bucket
 
 LN_EPS = 1e-5
 ROPE_BASE = 10_000.0
-LEARNED_INIT_SCALE = 0.1  # std of the learned position table at initialisation (embeddings: 1)
+# std of the learned position table at initialisation: the RMS of a sinusoidal component,
+# sqrt(mean(sin^2)) = 1/sqrt(2), so that the table starts at the scale of the sinusoids it competes with
+LEARNED_INIT_STD = float(np.sqrt(0.5))
+T5_NUM_BUCKETS, T5_MAX_DISTANCE = 32, 128  # T5's defaults (Raffel et al. 2020)
 
 
 # ---- the position schemes, from the book's numpy definitions -----------------------------------
@@ -80,6 +86,16 @@ def attention_bias(encoding: str, seq_len: int, n_heads: int, causal: bool) -> n
     return bias.astype(np.float32)
 
 
+def limit_offsets(bias, max_offset: int) -> np.ndarray:
+    r"""``bias`` (``(..., L, L)``) with :math:`-\infty` wherever the key is more than ``max_offset``
+    places from the query, :math:`|i - j| > \Delta_\max`: the query sees only offsets up to ``max_offset``.
+    Float32, same shape."""
+    seq_len = bias.shape[-1]
+    i = np.arange(seq_len)
+    far = np.abs(i[:, None] - i[None, :]) > max_offset  # |i - j| > max_offset
+    return np.where(far, -np.inf, bias).astype(np.float32)
+
+
 def position_inputs(encoding: str, seq_len: int, *, d_model: int, n_heads: int, causal: bool,
                     max_len: int) -> dict:
     """Everything the position scheme ``encoding`` feeds into :func:`forward` for ``seq_len`` tokens
@@ -93,6 +109,9 @@ def position_inputs(encoding: str, seq_len: int, *, d_model: int, n_heads: int, 
     ``bias`` ``(n_heads, L, L)``: :func:`attention_bias`.
     """
     d_k = d_model // n_heads
+    rel = np.arange(seq_len)[None, :] - np.arange(seq_len)[:, None]  # j - i, (L, L)
+    buckets = t5_relative_bucket(rel, bidirectional=not causal, num_buckets=T5_NUM_BUCKETS,
+                                 max_distance=T5_MAX_DISTANCE)
     if encoding == "rope":
         cos, sin = rope_angles(seq_len, d_k)
     else:
@@ -104,11 +123,13 @@ def position_inputs(encoding: str, seq_len: int, *, d_model: int, n_heads: int, 
         "rows": np.minimum(np.arange(seq_len), max_len - 1).astype(np.int32),
         "cos": cos, "sin": sin,
         "bias": attention_bias(encoding, seq_len, n_heads, causal),
+        "t5": np.float32(encoding == "t5"), "buckets": buckets.astype(np.int32),
     }
 
 
 # ---- initialisation --------------------------------------------------------------------------------
-def init_params(seed, *, vocab_size: int, d_model: int, n_layers: int, n_heads: int, max_len: int) -> dict:
+def init_params(seed, *, vocab_size: int, d_model: int, n_layers: int, n_heads: int, max_len: int,
+                learned_init_std: float = LEARNED_INIT_STD) -> dict:
     r"""Random parameters (numpy float32) from ``numpy.random.default_rng([seed, 1])``: every weight
     with ``fan_in`` input rows :math:`\sim\mathcal N(0, 1/\mathrm{fan\_in})`, token embeddings
     :math:`\mathcal N(0, 1)`, a learned position table :math:`\mathcal N(0, 0.1^2)`, biases 0,
@@ -139,7 +160,8 @@ def init_params(seed, *, vocab_size: int, d_model: int, n_layers: int, n_heads: 
     }
     # every model has the table (one compiled step for all encodings); only "learned" adds it, so for
     # the others its gradient is 0 and Adam leaves it as drawn
-    params["pos"] = normal((max_len, d_model), LEARNED_INIT_SCALE)
+    params["pos"] = normal((max_len, d_model), learned_init_std)
+    params["rel_bias"] = np.zeros((T5_NUM_BUCKETS, n_heads), np.float32)  # T5's bias per bucket and head
     return params
 
 
@@ -151,7 +173,7 @@ def layer_norm(x, g, b):
     return g * (x - mean) / jnp.sqrt(var + LN_EPS) + b
 
 
-def attention(h, block, inputs):
+def attention(h, block, inputs, bias):
     r"""Multi-head attention of normalised states ``h`` (``(B, L, d_model)``).
 
     Returns ``(out, weights)``: ``out`` ``(B, L, d_model)`` = concat(heads) :math:`W_O`, and the
@@ -163,11 +185,11 @@ def attention(h, block, inputs):
     v = jnp.einsum("bld,hdk->bhlk", h, block["w_v"])  # v = LN(x) W_V^h
     q = rope_rotate(q, inputs["cos"], inputs["sin"])  # R_i q_i (identity unless RoPE)
     k = rope_rotate(k, inputs["cos"], inputs["sin"])  # R_j k_j
-    scores = jnp.einsum("bhik,bhjk->bhij", q, k) / jnp.sqrt(q.shape[-1]) + inputs["bias"]  # q_i.k_j/sqrt(d_k) + B_hij
+    scores = jnp.einsum("bhik,bhjk->bhij", q, k) / jnp.sqrt(q.shape[-1]) + bias  # q_i.k_j/sqrt(d_k) + B_hij
     weights = jax.nn.softmax(scores, axis=-1)  # (B, H, L, L)
     heads = jnp.einsum("bhij,bhjk->bhik", weights, v)  # sum_j a_ij v_j
     concat = heads.transpose(0, 2, 1, 3).reshape(batch, seq_len, d_model)  # [head_1, ..., head_H]
-    return concat @ block["w_o"], weights
+    return concat @ block["w_o"], weights, scores
 
 
 def mlp(h, block):
@@ -175,7 +197,7 @@ def mlp(h, block):
     return jax.nn.relu(h @ block["w_1"] + block["b_1"]) @ block["w_2"] + block["b_2"]
 
 
-def forward(params, tokens, inputs, *, collect: bool = False):
+def forward(params, tokens, inputs, *, collect: bool = False, scores: bool = False):
     r"""Logits ``(B, L, V)`` for integer ``tokens`` ``(B, L)``; ``inputs`` from :func:`position_inputs`.
 
     With ``collect=True`` returns ``(logits, states, weights)``: the residual stream
@@ -184,13 +206,15 @@ def forward(params, tokens, inputs, *, collect: bool = False):
     """
     x = params["embed"][tokens]  # E[t_i], (B, L, d_model)
     x = x + inputs["table"] + inputs["learned"] * params["pos"][inputs["rows"]]  # + PE(i) or W_pos[i]
+    t5 = inputs["t5"] * jnp.moveaxis(params["rel_bias"][inputs["buckets"]], -1, -3)  # b_{h,bucket(j-i)}: (..., H, L, L)
+    bias = inputs["bias"] + t5  # one relative bias for all layers, as in T5
     states, maps = [x], []
     for block in params["blocks"]:
-        out, weights = attention(layer_norm(x, block["ln1_g"], block["ln1_b"]), block, inputs)
+        out, weights, raw = attention(layer_norm(x, block["ln1_g"], block["ln1_b"]), block, inputs, bias)
         x = x + out  # y = x + MHA(LN(x))
         x = x + mlp(layer_norm(x, block["ln2_g"], block["ln2_b"]), block)  # x' = y + MLP(LN(y))
         states.append(x)
-        maps.append(weights)
+        maps.append(raw if scores else weights)
     logits = layer_norm(x, params["lnf_g"], params["lnf_b"]) @ params["unembed"]  # LN(x) W_U
     if collect:
         return logits, jnp.stack(states), jnp.stack(maps)

@@ -153,10 +153,11 @@ def test_dynamic_is_the_default_up_to_max_position_embeddings_and_changes_just_a
     expected = pe_lib.frequencies(128, base=10_000.0 * (1 + 1 / 2048) ** (64 / 63))
     np.testing.assert_allclose(at[4097], expected, rtol=1e-13)
     assert at[4097][-1] < omega[-1] * (1 - 1e-4)
-    # the original_max_position_embeddings key is accepted and, as in transformers, not used
-    with_key = pe_lib.rope_scaling_frequencies(128, {"rope_type": "dynamic", "factor": 2.0,
-                                                     "original_max_position_embeddings": 1024},
-                                               max_position_embeddings=4096, seq_len=4097)[0]
+    # an original_max_position_embeddings key is not used; transformers 5.23.0 warns that it does not know it
+    with pytest.warns(pe_lib.RopeScalingWarning, match=r"'dynamic' does not use the keys \['original_max_position"):
+        with_key = pe_lib.rope_scaling_frequencies(128, {"rope_type": "dynamic", "factor": 2.0,
+                                                         "original_max_position_embeddings": 1024},
+                                                   max_position_embeddings=4096, seq_len=4097)[0]
     np.testing.assert_array_equal(with_key, at[4097])
 
 
@@ -224,10 +225,11 @@ def test_yarn_defaults_and_fallbacks_as_transformers():
     for other in (fallback, zeros):
         np.testing.assert_array_equal(other[0], explicit[0])
         assert other[1] == explicit[1] == pytest.approx(0.1 * math.log(8.0) + 1)
-    # the dict's original length wins over max_position_embeddings
-    np.testing.assert_array_equal(
-        pe_lib.rope_scaling_frequencies(128, {**base_params, "original_max_position_embeddings": 4096},
-                                        max_position_embeddings=131_072)[0], explicit[0])
+    # the dict's original length wins over max_position_embeddings (transformers warns that 131072 / 4096 is not 8)
+    with pytest.warns(pe_lib.RopeScalingWarning, match=r"factor 8.0 differs from .* = 32.0; the factor is used"):
+        np.testing.assert_array_equal(
+            pe_lib.rope_scaling_frequencies(128, {**base_params, "original_max_position_embeddings": 4096},
+                                            max_position_embeddings=131_072)[0], explicit[0])
     # mscale alone (without mscale_all_dim) is ignored, as in transformers
     assert pe_lib.rope_scaling_frequencies(128, {**base_params, "mscale": 0.5},
                                            max_position_embeddings=4096)[1] == explicit[1]
@@ -394,19 +396,26 @@ LONG = {"rope_type": "longrope", "short_factor": [1.0] * 64, "long_factor": [2.0
     [
         ({"head_dim": 0}, ValueError, r"head_dim must be an integer >= 1"),
         ({"rope_scaling": [("rope_type", "linear")]}, TypeError, r"rope_scaling must be None or a dict"),
-        ({"rope_scaling": {"factor": 8.0}}, ValueError, r"needs a 'rope_type' \(or the legacy 'type'\) key"),
+        ({"rope_scaling": {"factor": 8.0}, "strict": True}, ValueError,
+         r"needs a 'rope_type' \(or the legacy 'type'\) key"),
         ({"rope_scaling": {"rope_type": "ntk"}}, ValueError, r"rope_type must be one of 'default', .*got 'ntk'$"),
         ({"rope_scaling": {"type": "su"}}, ValueError, r"Phi-3's old name for 'longrope'"),
-        ({"rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}}, ValueError, r"'mrope' uses the 'default'"),
+        ({"rope_scaling": {"type": "axial"}}, ValueError, r"'axial' is the 2-D RoPE of vision towers"),
+        ({"rope_scaling": {"rope_type": "linear", "factor": 2.0}, "strict": "yes"}, TypeError,
+         r"strict must be True or False"),
         ({"rope_scaling": {"rope_type": "linear"}}, ValueError, r"'linear' needs the keys \['factor'\]; missing"),
         ({"rope_scaling": {"rope_type": "llama3", "factor": 8.0}}, ValueError,
-         r"missing \['original_max_position_embeddings', 'low_freq_factor', 'high_freq_factor'\]"),
+         r"missing \['low_freq_factor', 'high_freq_factor'\]"),
+        ({"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0}},
+         ValueError, r"'llama3' needs the training length"),
         ({"rope_scaling": {"rope_type": "longrope", "short_factor": [1.0] * 64}}, ValueError,
          r"missing \['long_factor'\]"),
-        ({"rope_scaling": {"rope_type": "linear", "factor": 2.0, "low_freq_factor": 1.0}}, ValueError,
+        ({"rope_scaling": {"rope_type": "linear", "factor": 2.0, "low_freq_factor": 1.0}, "strict": True}, ValueError,
          r"'linear' does not use the keys \['low_freq_factor'\]; it takes \['factor'\]"),
-        ({"rope_scaling": {"rope_type": "default", "factor": 2.0}}, ValueError, r"it takes no other keys"),
-        ({"rope_scaling": {"rope_type": "linear", "factor": 0.5}}, ValueError, r"factor .* must be >= 1.*got 0.5"),
+        ({"rope_scaling": {"rope_type": "default", "factor": 2.0}, "strict": True}, ValueError,
+         r"it takes no other keys"),
+        ({"rope_scaling": {"rope_type": "linear", "factor": 0.5}, "strict": True}, ValueError,
+         r"factor .* should be >= 1, got 0.5 \(transformers only warns; strict=True refuses it\)"),
         ({"rope_scaling": {"rope_type": "linear", "factor": None}}, ValueError, r"factor must be a finite real number"),
         ({"rope_scaling": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1e6}, "base": 5e5}, ValueError,
          r"rope_scaling\['rope_theta'\] = 1000000.0 disagrees with base=500000.0"),
@@ -426,7 +435,8 @@ LONG = {"rope_type": "longrope", "short_factor": [1.0] * 64, "long_factor": [2.0
         ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 0}}, ValueError,
          r"original_max_position_embeddings must be an integer >= 1"),
         ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "beta_fast": 1.0, "beta_slow": 2.0},
-          "max_position_embeddings": 4096}, ValueError, r"need 0 < beta_slow <= beta_fast .* got 2.0 and 1.0"),
+          "max_position_embeddings": 4096, "strict": True}, ValueError,
+         r"beta_fast \(1.0\) should not be below beta_slow \(2.0\)"),
         ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "beta_slow": -1.0},
           "max_position_embeddings": 4096}, ValueError, r"need 0 < beta_slow <= beta_fast"),
         ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "truncate": "no"}, "max_position_embeddings": 4096},
@@ -442,13 +452,27 @@ LONG = {"rope_type": "longrope", "short_factor": [1.0] * 64, "long_factor": [2.0
         ({"rope_scaling": {**LONG, "long_factor": ["a"] * 64}, "max_position_embeddings": 4096}, TypeError,
          r"long_factor must hold real numbers"),
         ({"rope_scaling": LONG}, ValueError, r"'longrope' needs the training length"),
+        ({"rope_scaling": LONG, "original_max_position_embeddings": 0}, ValueError,
+         r"original_max_position_embeddings must be an integer >= 1"),
         ({"rope_scaling": {**LONG, "original_max_position_embeddings": 4096}}, ValueError,
          r"'longrope' without 'factor' uses max_position_embeddings"),
-        ({"rope_scaling": {**LONG, "factor": 0.9}, "max_position_embeddings": 4096}, ValueError, r"got 0.9"),
+        ({"rope_scaling": {**LONG, "factor": 0.9}, "max_position_embeddings": 4096, "strict": True}, ValueError,
+         r"got 0.9"),
         ({"rope_scaling": {**LONG, "factor": 2.0, "attention_factor": float("nan")}, "max_position_embeddings": 4096},
          ValueError, r"attention_factor must be a finite real number"),
-        ({"rope_scaling": {**LLAMA31, "high_freq_factor": 1.0}}, ValueError,
-         r"need 0 < low_freq_factor < high_freq_factor, got 1.0 and 1.0"),
+        ({"rope_scaling": {**LLAMA31, "high_freq_factor": 1.0}, "strict": True}, ValueError,
+         r"high_freq_factor \(1.0\) should be above low_freq_factor \(1.0\)"),
+        ({"rope_scaling": {**LLAMA31, "low_freq_factor": 0.0}}, ValueError, r"low_freq_factor .* must be > 0, got 0.0"),
+        ({"rope_scaling": LLAMA31, "max_position_embeddings": 8192, "strict": True}, ValueError,
+         r"original_max_position_embeddings \(8192\) should be below max_position_embeddings \(8192\)"),
+        ({"rope_scaling": {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 4096},
+          "max_position_embeddings": 131_072, "strict": True}, ValueError, r"factor 8.0 differs"),
+        ({"rope_scaling": {"rope_type": "proportional"}, "strict": True}, ValueError,
+         r"'proportional' without partial_rotary_factor rotates every pair"),
+        ({"rope_scaling": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "factor": 0.0}}, ValueError,
+         r"factor divides the frequencies and must be > 0, got 0.0"),
+        ({"rope_scaling": {"rope_type": "proportional", "partial_rotary_factor": 0.5}, "head_dim": 9}, ValueError,
+         r"head_dim must be even, got 9"),
         ({"rope_scaling": {**LLAMA31, "low_freq_factor": None}}, ValueError, r"low_freq_factor must be a finite real"),
         ({"rope_scaling": {**LLAMA31, "original_max_position_embeddings": 8192.0}}, ValueError,
          r"original_max_position_embeddings must be an integer >= 1"),
@@ -466,3 +490,175 @@ def test_the_dict_is_not_modified():
     params = {"type": "yarn", "factor": 4.0, "beta_fast": None}
     pe_lib.rope_scaling_frequencies(128, params, max_position_embeddings=2048)
     assert params == {"type": "yarn", "factor": 4.0, "beta_fast": None}
+
+
+# ---- what transformers 5.23.0 only warns about: pe_lib warns too and computes the same ---------------------
+W = pe_lib.RopeScalingWarning
+
+
+def ref_llama3_cut(d, base, factor, low, original):
+    """transformers' llama3 rule when high_freq_factor <= low_freq_factor: its blend band is empty, so pairs
+    with wavelength above L/low are divided by the factor and all others kept."""
+    out = []
+    for i in range(d // 2):
+        omega = ref_omega(d, base, i)
+        out.append(omega / factor if 2 * math.pi / omega > original / low else omega)
+    return np.array(out)
+
+
+@pytest.mark.parametrize(("low", "high"), [(1.0, 1.0), (2.0, 1.0), (4.0, 4.0)])
+def test_llama3_without_a_blend_band_is_a_hard_cut_as_in_llama4_scout(low, high):
+    # Llama 4 Scout: factor 16, low_freq_factor = high_freq_factor = 1, original length 8192, base 500000
+    params = {"rope_type": "llama3", "factor": 16.0, "low_freq_factor": low, "high_freq_factor": high,
+              "original_max_position_embeddings": 8192}
+    with pytest.warns(W, match=r"should be above low_freq_factor .* cuts at wavelength"):
+        inv_freq, attention = pe_lib.rope_scaling_frequencies(128, params, base=500_000.0)
+    ref = ref_llama3_cut(128, 500_000.0, 16.0, low, 8192)
+    np.testing.assert_allclose(inv_freq, ref, rtol=1e-12, atol=0)
+    assert attention == 1.0
+    stretch = pe_lib.frequencies(128, base=500_000.0) / inv_freq
+    assert set(np.round(stretch, 12)) == {1.0, 16.0}  # nothing in between
+
+
+def test_warn_only_cases_compute_what_transformers_computes():
+    omega = pe_lib.frequencies(64)
+    with pytest.warns(W, match=r"factor .* should be >= 1, got 0.5"):
+        inv_freq, att = pe_lib.rope_scaling_frequencies(64, {"rope_type": "linear", "factor": 0.5})
+    np.testing.assert_allclose(inv_freq, omega * 2, rtol=1e-15)
+    assert att == 1.0
+    with pytest.warns(W, match=r"should be >= 1, got 0.5"):  # yarn: get_mscale(s <= 1) = 1
+        _, att = pe_lib.rope_scaling_frequencies(64, {"rope_type": "yarn", "factor": 0.5,
+                                                      "original_max_position_embeddings": 4096})
+    assert att == 1.0
+    with pytest.warns(W, match=r"beta_fast \(1.0\) should not be below beta_slow \(32.0\)"):
+        inv_freq, _ = pe_lib.rope_scaling_frequencies(64, {"rope_type": "yarn", "factor": 4.0, "beta_fast": 1.0,
+                                                           "beta_slow": 32.0, "original_max_position_embeddings": 4096})
+    np.testing.assert_allclose(inv_freq, ref_yarn(64, 10_000.0, 4.0, 4096, 1.0, 32.0), rtol=1e-12)
+    # no rope_type: transformers reads "default" and warns about the keys it does not know
+    with pytest.warns(W, match=r"'default' does not use the keys \['factor'\]"):
+        inv_freq, _ = pe_lib.rope_scaling_frequencies(64, {"factor": 8.0})
+    np.testing.assert_array_equal(inv_freq, omega)
+    with pytest.warns(W, match=r"'linear' does not use the keys \['beta_fast'\]"):
+        inv_freq, _ = pe_lib.rope_scaling_frequencies(64, {"rope_type": "linear", "factor": 2.0, "beta_fast": 3})
+    np.testing.assert_array_equal(inv_freq, omega / 2)
+    with pytest.warns(W, match=r"original_max_position_embeddings \(8192\) should be below"):
+        pe_lib.rope_scaling_frequencies(128, LLAMA31, max_position_embeddings=8192)
+
+
+def test_qwen_vl_mrope_keys_are_the_default_frequencies_without_a_warning():
+    omega = pe_lib.frequencies(128, base=1e6)
+    qwen2_vl = {"type": "mrope", "mrope_section": [16, 24, 24]}  # Qwen2VLTextConfig rewrites it to "default"
+    qwen3_vl = {"rope_type": "default", "mrope_section": [24, 20, 20], "mrope_interleaved": True}
+    import warnings
+    for params in (qwen2_vl, qwen3_vl):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            inv_freq, att = pe_lib.rope_scaling_frequencies(128, params, base=1e6)
+        np.testing.assert_array_equal(inv_freq, omega)
+        assert att == 1.0
+
+
+@pytest.mark.parametrize(("head_dim", "fraction", "factor", "base"),
+                         [(512, 0.25, 1.0, 1e6), (256, 0.5, 8.0, 10_000.0), (128, 0.75, 2.0, 1e6), (10, 0.3, 1.0, 1e4)])
+def test_proportional_turns_the_first_pairs_at_the_whole_heads_frequencies(head_dim, fraction, factor, base):
+    # Gemma 4's full-attention layers: int(fraction * head_dim // 2) pairs at base^(-2i/head_dim) / factor, rest 0
+    params = {"rope_type": "proportional", "partial_rotary_factor": fraction, "factor": factor}
+    inv_freq, att = pe_lib.rope_scaling_frequencies(head_dim, params, base=base)
+    rotated = int(fraction * head_dim // 2)
+    ref = [ref_omega(head_dim, base, i) / factor if i < rotated else 0.0 for i in range(head_dim // 2)]
+    np.testing.assert_allclose(inv_freq, ref, rtol=1e-12, atol=0)
+    assert inv_freq.shape == (head_dim // 2,) and att == 1.0
+    # the fraction may come as the argument, and factor defaults to 1
+    np.testing.assert_array_equal(
+        pe_lib.rope_scaling_frequencies(head_dim, {"rope_type": "proportional"}, base=base,
+                                        partial_rotary_factor=fraction)[0], inv_freq * factor)
+    with pytest.warns(W, match=r"without partial_rotary_factor"):
+        everything, _ = pe_lib.rope_scaling_frequencies(head_dim, {"rope_type": "proportional"}, base=base)
+    np.testing.assert_allclose(everything, [ref_omega(head_dim, base, i) for i in range(head_dim // 2)], rtol=1e-12)
+
+
+def test_a_top_level_original_length_wins_as_in_phi35():
+    # Phi-3.5-mini / Phi-4-mini keep original_max_position_embeddings (4096) outside rope_scaling; transformers
+    # 5.23.0 copies it into the dict (it wins over the dict's own), so factor = 131072 / 4096 = 32
+    short, long = phi3_like(48, seed=3)
+    params = {"type": "longrope", "short_factor": short, "long_factor": long}
+    for extra in ({}, {"original_max_position_embeddings": 131_072}):
+        for seq_len, chosen in ((4096, short), (4097, long)):
+            inv_freq, att = pe_lib.rope_scaling_frequencies(96, {**params, **extra}, max_position_embeddings=131_072,
+                                                            original_max_position_embeddings=4096, seq_len=seq_len)
+            assert att == pytest.approx(math.sqrt(1 + math.log(32) / math.log(4096)), rel=1e-15)
+            np.testing.assert_allclose(inv_freq, ref_longrope(96, 10_000.0, short, long, 4096, seq_len), rtol=1e-12)
+            np.testing.assert_array_equal(inv_freq, pe_lib.frequencies(96) / np.array(chosen))
+    # without it, the training length falls back on max_position_embeddings: factor 1, short factors only
+    inv_freq, att = pe_lib.rope_scaling_frequencies(96, params, max_position_embeddings=131_072, seq_len=4097)
+    assert att == 1.0
+    np.testing.assert_array_equal(inv_freq, pe_lib.frequencies(96) / np.array(short))
+
+
+# ---- a whole config.json ----------------------------------------------------------------------------
+def test_config_rope_frequencies_reads_the_fields_of_a_config_json():
+    llama31 = {"hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 500_000.0,
+               "max_position_embeddings": 131_072, "rope_scaling": LLAMA31}
+    np.testing.assert_array_equal(pe_lib.config_rope_frequencies(llama31)[0],
+                                  pe_lib.rope_scaling_frequencies(128, LLAMA31, base=500_000.0)[0])
+    # transformers 5: rope_parameters with rope_theta inside, head_dim given
+    v5 = {"head_dim": 64, "hidden_size": 999, "num_attention_heads": 7, "max_position_embeddings": 4096,
+          "rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1e6}}
+    np.testing.assert_array_equal(pe_lib.config_rope_frequencies(v5)[0], pe_lib.frequencies(64, base=1e6) / 2)
+    # no rope_scaling at all: default, the top-level partial_rotary_factor and rope_theta
+    phi2 = {"hidden_size": 2560, "num_attention_heads": 32, "partial_rotary_factor": 0.4, "rope_theta": 10_000.0}
+    np.testing.assert_array_equal(pe_lib.config_rope_frequencies(phi2)[0], pe_lib.frequencies(32))
+    # a multimodal config: the language model under text_config (Llama 4 Scout's fields)
+    scout = {"architectures": ["Llama4ForConditionalGeneration"], "text_config": {
+        "head_dim": 128, "hidden_size": 5120, "num_attention_heads": 40, "rope_theta": 500_000.0,
+        "max_position_embeddings": 10_485_760,
+        "rope_scaling": {"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0, "high_freq_factor": 1.0,
+                         "original_max_position_embeddings": 8192}}}
+    with pytest.warns(W):
+        inv_freq, _ = pe_lib.config_rope_frequencies(scout)
+    np.testing.assert_allclose(inv_freq, ref_llama3_cut(128, 500_000.0, 16.0, 1.0, 8192), rtol=1e-12)
+    # Phi-3.5-like: original length at the top level
+    short, long = phi3_like(48, seed=4)
+    phi35 = {"hidden_size": 3072, "num_attention_heads": 32, "max_position_embeddings": 131_072,
+             "original_max_position_embeddings": 4096, "rope_theta": 10_000.0,
+             "rope_scaling": {"type": "longrope", "short_factor": short, "long_factor": long}}
+    inv_freq, att = pe_lib.config_rope_frequencies(phi35, seq_len=5000)
+    assert att == pytest.approx(math.sqrt(1 + math.log(32) / math.log(4096)))
+    np.testing.assert_array_equal(inv_freq, pe_lib.frequencies(96) / np.array(long))
+    # DeepSeek-V3: only qk_rope_head_dim = 64 of each head is rotated (hidden_size / heads would give 56)
+    deepseek = {"hidden_size": 7168, "num_attention_heads": 128, "qk_rope_head_dim": 64, "rope_theta": 10000,
+                "max_position_embeddings": 163840,
+                "rope_scaling": {"type": "yarn", "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0,
+                                 "original_max_position_embeddings": 4096}}
+    inv_freq, att = pe_lib.config_rope_frequencies(deepseek)
+    assert inv_freq.shape == (32,) and att == 1.0
+    np.testing.assert_allclose(inv_freq, ref_yarn(64, 10_000.0, 40.0, 4096), rtol=1e-12)
+
+
+def test_config_rope_frequencies_per_layer_type_as_in_gemma4():
+    gemma4 = {"text_config": {
+        "head_dim": 256, "global_head_dim": 512, "hidden_size": 2560, "num_attention_heads": 8,
+        "layer_types": ["sliding_attention", "full_attention"], "max_position_embeddings": 131_072,
+        "rope_parameters": {
+            "sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0},
+            "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1e6}}}}
+    sliding, _ = pe_lib.config_rope_frequencies(gemma4, layer_type="sliding_attention")
+    np.testing.assert_array_equal(sliding, pe_lib.frequencies(256))
+    full, _ = pe_lib.config_rope_frequencies(gemma4, layer_type="full_attention")
+    assert full.shape == (256,) and np.count_nonzero(full) == 64  # 512-wide head, a quarter of its pairs turn
+    np.testing.assert_allclose(full[:64], [ref_omega(512, 1e6, i) for i in range(64)], rtol=1e-12)
+
+
+@pytest.mark.parametrize(("config", "kwargs", "error", "match"), [
+    ([1, 2], {}, TypeError, r"config must be a dict \(a config.json read with json.load\), got list"),
+    ({"head_dim": 64, "rope_parameters": {"full_attention": {"rope_type": "default"}}}, {}, ValueError,
+     r"one rope dict per layer type, \['full_attention'\]: pass layer_type="),
+    ({"head_dim": 64, "rope_scaling": {"rope_type": "default"}}, {"layer_type": "full_attention"}, ValueError,
+     r"layer_type='full_attention' given, but this config has one rope dict for all layers"),
+    ({"head_dim": 64, "rope_scaling": "linear"}, {}, TypeError, r"rope_scaling must be a dict or null, got str"),
+    ({"rope_theta": 1e4}, {}, ValueError, r"needs head_dim, or hidden_size and num_attention_heads"),
+    ({"hidden_size": 64, "num_attention_heads": 0}, {}, ValueError, r"num_attention_heads must be an integer >= 1"),
+])
+def test_config_rope_frequencies_refuses_what_it_cannot_read(config, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        pe_lib.config_rope_frequencies(config, **kwargs)

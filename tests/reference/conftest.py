@@ -45,6 +45,11 @@ def relative_to_largest(ours, theirs) -> float:
     return float(np.max(np.abs(ours - theirs)) / np.max(np.abs(ours)))
 
 
+def pytest_configure(config):
+    # pe_lib warns (RopeScalingWarning) where transformers logs a warning, for configs tested on purpose
+    config.addinivalue_line("filterwarnings", "ignore::pe_lib.modern.rope_scaling.RopeScalingWarning")
+
+
 def pytest_terminal_summary(terminalreporter):
     if not RESULTS:
         return

@@ -1,4 +1,4 @@
-r"""``pe_lib.rope_scaling_frequencies`` against transformers' own RoPE parameter functions.
+r"""``pe_lib.rope_scaling_frequencies`` against transformers' own RoPE parameter functions (all seven types).
 
 The reference calls go through a real config class, as a model would: ``LlamaConfig`` (which
 standardizes ``rope_parameters``, e.g. fills ``original_max_position_embeddings``) and then
@@ -246,3 +246,23 @@ def test_longrope_module_switches_after_the_original_length(length):
     record("longrope module: inv_freq after forward", relative_each(ours, module.inv_freq.double().numpy()),
            FREQ_RTOL, "max |Δω'_i|/ω'_i")
     record("longrope module: attention_factor", abs(factor - module.attention_scaling), FACTOR_TOL, "|Δ|")
+
+
+# ---- proportional (Gemma 4's full-attention layers): the whole head's frequencies, a fraction of them turning ----
+
+@pytest.mark.parametrize("factor", [None, 1.0, 8.0])
+@pytest.mark.parametrize("head_dim, partial, base", [(512, 0.25, 1_000_000.0), (256, 0.5, 10_000.0),
+                                                     (128, 1.0, 500_000.0), (96, 0.3, 10_000.0)])
+def test_proportional(head_dim, partial, base, factor):
+    params = {"rope_type": "proportional", "partial_rotary_factor": partial, "rope_theta": base}
+    if factor is not None:
+        params["factor"] = factor
+    config = LlamaConfig(hidden_size=HEADS * head_dim, num_attention_heads=HEADS, head_dim=head_dim,
+                         max_position_embeddings=4096, rope_parameters=dict(params))
+    inv_freq, their_factor = ROPE_INIT_FUNCTIONS["proportional"](config, "cpu")
+    theirs = inv_freq.double().numpy()
+    ours, our_factor = pe_lib.rope_scaling_frequencies(head_dim, params)
+    turning = ours != 0
+    np.testing.assert_array_equal(turning, theirs != 0)  # the same pairs stand still (frequency 0)
+    record("proportional: inv_freq", relative_each(ours[turning], theirs[turning]), FREQ_RTOL, "max |Δω'_i|/ω'_i")
+    record("proportional: attention_factor", abs(our_factor - their_factor), FACTOR_TOL, "|Δ|")

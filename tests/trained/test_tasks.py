@@ -57,3 +57,13 @@ def test_batch_shapes_range_and_determinism():
 def test_bad_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_first_copies_the_first_token():
+    tokens = np.array([[4, 1, 2, 3], [7, 7, 0, 5]])
+    assert pe_lib.task_targets("first", tokens).tolist() == [[4, 4, 4, 4], [7, 7, 7, 7]]
+    assert pe_lib.scored_positions("first", 4).tolist() == [False, True, True, True]
+    tokens, targets, counts = pe_lib.task_batch("first", 5, 6, seed=2)
+    np.testing.assert_array_equal(targets[:, counts], np.repeat(tokens[:, :1], 5, axis=1))
+    with pytest.raises(ValueError, match="first needs seq_len >= 2"):
+        pe_lib.scored_positions("first", 1)

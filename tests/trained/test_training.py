@@ -137,7 +137,7 @@ def test_attention_by_offset_by_hand():
     ("kwargs", "message"),
     [
         (dict(task="copy"), "task must be one of 'lookback', 'reverse'"),
-        (dict(encoding="t5"), "encoding must be one of 'none', 'sinusoidal', 'learned', 'rope', 'alibi'"),
+        (dict(encoding="xpos"), "encoding must be one of 'none', 'sinusoidal', 'learned', 'rope', 'alibi', 't5'"),
         (dict(seq_len=1), "seq_len must be an integer >= 2"),
         (dict(seq_len=3), "needs seq_len > k"),
         (dict(steps=0), "steps must be an integer >= 1"),
@@ -187,7 +187,7 @@ def test_signatures_name_every_setting():
         assert list(params)[: len(head)] == head
         assert {name: p.default for name, p in list(params.items())[len(head):]} == dict(
             seq_len=32, steps=1000, d_model=32, n_layers=2, n_heads=1, batch_size=16, learning_rate=3e-3,
-            vocab_size=16, offset=3)
+            vocab_size=16, offset=3, learned_init_std=0.5**0.5)
     assert "``n_heads=1``" in pe_lib.train_transformer.__doc__ and "SETTINGS" not in pe_lib.train_transformer.__doc__
 
 

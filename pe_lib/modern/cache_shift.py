@@ -1,0 +1,66 @@
+r"""Moving cached RoPE keys: the rotation that turns keys rotated at position :math:`m` into keys at :math:`m + \delta`.
+
+A KV cache stores every key *after* its rotation :math:`R(m\,\omega)`. When an engine renumbers the
+cached tokens — llama.cpp's context shift drops the oldest tokens and moves the rest back by
+:math:`\delta`; a cached prompt prefix is reused at another offset — each stored key must be turned
+by the difference. Rotations of one plane add their angles, :math:`R(\delta\omega)\,R(m\omega) =
+R((m+\delta)\omega)`, so
+
+.. math::
+
+    \mathrm{shift}(R(m\omega)\,k, \delta) = R(\delta\,\omega)\,R(m\omega)\,k = R((m + \delta)\,\omega)\,k,
+
+the key rotated from scratch at its new position: a fixed rotation per pair, the same for every
+cached token, without the unrotated keys. Skipping it leaves every cached key :math:`\delta`
+places away from where the new queries believe it is, and a RoPE score only sees that distance.
+
+(The other design stores keys unrotated and rotates the whole cache at every step: llama.cpp's
+open PR #3234 "store non-RoPEd K cache" measured the cost.)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validate import check_base, check_choice, check_d_model, check_finite_array, check_finite_real
+from ..encodings.frequencies import frequencies
+from ..encodings.rope import ROPE_LAYOUTS
+
+
+def rope_shift(keys, delta, *, base: float = 10_000.0, layout: str = "interleaved",
+               inv_freq=None) -> np.ndarray:
+    r"""Turn every pair of the last axis of ``keys`` by :math:`\delta\,\omega_i`: cached keys moved
+    by ``delta`` positions.
+
+    ``keys``: shape ``(..., d)`` with ``d`` even, already rotated (any number of them). ``delta``: a
+    real number, the same for every key (negative moves them back). ``layout``: ``"interleaved"``
+    pairs dimensions ``(2i, 2i+1)``, ``"split"`` pairs ``(i, i + d/2)`` (Hugging Face's ``rotate_half``).
+    ``inv_freq``: the frequencies :math:`\omega_i`, shape ``(d/2,)`` — the model's own, e.g. from
+    :func:`pe_lib.rope_scaling_frequencies`; default :math:`\mathrm{base}^{-2i/d}`. For each pair,
+    :math:`y_a = x_a\cos\delta\omega_i - x_b\sin\delta\omega_i`,
+    :math:`y_b = x_a\sin\delta\omega_i + x_b\cos\delta\omega_i`.
+    Returns float64 of the same shape; ``rope_shift(pe_lib.rope(x, m), delta) == pe_lib.rope(x, m + delta)``.
+    """
+    k = check_finite_array(keys, name="keys", min_ndim=1, shape_hint="(..., d)")
+    d = check_d_model(k.shape[-1], name="the last axis of keys (the head dimension d)")
+    delta = check_finite_real(delta, name="delta")
+    layout = check_choice(layout, ROPE_LAYOUTS, name="layout")
+    if inv_freq is None:
+        omega = frequencies(d, base=check_base(base))
+    else:
+        omega = check_finite_array(inv_freq, name="inv_freq", ndim=1)
+        if omega.shape != (d // 2,):
+            raise ValueError(f"inv_freq must give one frequency per pair: {d // 2} for keys of width {d}, "
+                             f"got shape {omega.shape}")
+    c, s = np.cos(delta * omega), np.sin(delta * omega)  # (d/2,)
+    if layout == "interleaved":
+        a, b = k[..., 0::2], k[..., 1::2]  # pair i = dimensions (2i, 2i+1)
+    else:
+        a, b = k[..., : d // 2], k[..., d // 2 :]  # pair i = dimensions (i, i + d/2)
+    out = np.empty_like(k)
+    y_a, y_b = a * c - b * s, a * s + b * c  # R(delta omega_i) (x_a, x_b)
+    if layout == "interleaved":
+        out[..., 0::2], out[..., 1::2] = y_a, y_b
+    else:
+        out[..., : d // 2], out[..., d // 2 :] = y_a, y_b
+    return out

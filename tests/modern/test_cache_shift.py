@@ -1,0 +1,48 @@
+"""Moving cached RoPE keys: the same as rotating from scratch at the new position (pe_lib.rope)."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import bases, d_models, offsets
+
+import pe_lib
+
+
+@given(d_models, bases, offsets, st.sampled_from(["interleaved", "split"]))
+def test_shift_equals_rotating_at_the_new_position(d, base, delta, layout):
+    x = np.random.default_rng(d).normal(size=(2, 5, d))  # two heads, five cached keys
+    positions = np.array([0.0, 1.0, 7.0, 30.0, 100.0])
+    cached = pe_lib.rope(x, positions, base=base, layout=layout)
+    moved = pe_lib.rope_shift(cached, delta, base=base, layout=layout)
+    np.testing.assert_allclose(moved, pe_lib.rope(x, positions + delta, base=base, layout=layout), atol=1e-9)
+    np.testing.assert_allclose(np.linalg.norm(moved, axis=-1), np.linalg.norm(x, axis=-1))  # a rotation
+
+
+def test_hand_worked_pair_and_own_frequencies():
+    # one pair at frequency 1: (1, 0) turned by 90 degrees is (0, 1)
+    np.testing.assert_allclose(pe_lib.rope_shift([1.0, 0.0], np.pi / 2), [0.0, 1.0], atol=1e-15)
+    inv_freq = np.array([0.5, 0.25])  # a scaled model's own frequencies
+    got = pe_lib.rope_shift([1.0, 0.0, 0.0, 1.0], 2.0, inv_freq=inv_freq, layout="split")
+    # split pairs: (x0, x2) = (1, 0) turns by 1 rad, (x1, x3) = (0, 1) turns by 0.5 rad
+    np.testing.assert_allclose(got, [np.cos(1.0), -np.sin(0.5), np.sin(1.0), np.cos(0.5)], atol=1e-15)
+    keys = np.random.default_rng(1).normal(size=(3, 8))
+    np.testing.assert_allclose(pe_lib.rope_shift(pe_lib.rope_shift(keys, 5.0), -5.0), keys, atol=1e-12)
+    np.testing.assert_array_equal(pe_lib.rope_shift(keys, 0.0), keys)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: pe_lib.rope_shift(np.ones(3), 1), "even integer"),
+        (lambda: pe_lib.rope_shift(np.ones(4), np.inf), "delta must be a finite real number"),
+        (lambda: pe_lib.rope_shift(np.ones(4), "1"), "delta must be a finite real number"),
+        (lambda: pe_lib.rope_shift(np.full(4, np.nan), 1), "must be finite"),
+        (lambda: pe_lib.rope_shift(np.ones(4), 1, layout="neox"), "layout must be one of"),
+        (lambda: pe_lib.rope_shift(np.ones(4), 1, base=1.0), "greater than 1"),
+        (lambda: pe_lib.rope_shift(np.ones(4), 1, inv_freq=[1.0]), r"one frequency per pair: 2 .* got shape \(1,\)"),
+    ],
+)
+def test_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

@@ -1,0 +1,68 @@
+"""Packing: positions that restart, the block-diagonal mask, documents read back from positions."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import pe_lib
+
+lengths_lists = st.lists(st.integers(1, 9), min_size=1, max_size=6)
+
+
+def loop_positions(lengths, start=0):
+    """Independent re-implementation: one document after the other, counting from ``start``."""
+    out = []
+    for n in lengths:
+        out += [start + t for t in range(n)]
+    return out
+
+
+def test_hand_worked_pack():
+    assert pe_lib.packed_position_ids([3, 2, 1]).tolist() == [0, 1, 2, 0, 1, 0]
+    assert pe_lib.packed_position_ids([3, 2, 1], start=2).tolist() == [2, 3, 4, 2, 3, 2]
+    assert pe_lib.packed_document_ids([3, 2, 1]).tolist() == [0, 0, 0, 1, 1, 2]
+    assert pe_lib.cu_seq_lens([3, 2, 1]).tolist() == [0, 3, 5, 6]
+    assert pe_lib.cu_seq_lens([3]).dtype == np.int32
+    causal = [[1, 0, 0], [1, 1, 0], [0, 0, 1]]
+    assert pe_lib.packed_attention_mask([2, 1]).astype(int).tolist() == causal
+    assert pe_lib.packed_attention_mask([2, 1], causal=False).astype(int).tolist() == [[1, 1, 0], [1, 1, 0], [0, 0, 1]]
+
+
+@given(lengths_lists, st.integers(0, 3))
+def test_positions_restart_and_documents_come_back(lengths, start):
+    positions = pe_lib.packed_position_ids(lengths, start=start)
+    assert positions.tolist() == loop_positions(lengths, start)
+    documents = pe_lib.documents_from_position_ids(positions)
+    np.testing.assert_array_equal(documents, pe_lib.packed_document_ids(lengths))
+    mask = pe_lib.packed_attention_mask(lengths)
+    i, j = np.indices(mask.shape)
+    np.testing.assert_array_equal(mask, (documents[i] == documents[j]) & (j <= i))
+    assert mask.sum() == sum(n * (n + 1) // 2 for n in lengths)
+
+
+def test_positions_that_run_on_are_one_document():
+    assert pe_lib.documents_from_position_ids(np.arange(6)).tolist() == [0] * 6
+    two_rows = np.array([[0, 1, 0, 1], [5, 6, 7, 8]])
+    assert pe_lib.documents_from_position_ids(two_rows).tolist() == [[0, 0, 1, 1], [0, 0, 0, 0]]
+    assert pe_lib.documents_from_position_ids([0, 0, 0]).tolist() == [0, 1, 2]  # documents of one token
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: pe_lib.packed_position_ids([3, 0]), "an empty document"),
+        (lambda: pe_lib.packed_position_ids([3, -1]), "must all be >= 1"),
+        (lambda: pe_lib.packed_position_ids([2.0, 3.0]), "must hold integers >= 1"),
+        (lambda: pe_lib.packed_position_ids([3], start=-1), "start must be an integer >= 0"),
+        (lambda: pe_lib.packed_position_ids([3], start=True), "start must be an integer >= 0"),
+        (lambda: pe_lib.packed_attention_mask([3], causal=1), "causal must be True"),
+        (lambda: pe_lib.cu_seq_lens([]), "non-empty 1-D"),
+        (lambda: pe_lib.documents_from_position_ids([0.0, 1.0]), "integer array"),
+        (lambda: pe_lib.documents_from_position_ids(np.zeros((1, 1, 2), int)), "integer array"),
+        (lambda: pe_lib.documents_from_position_ids(np.zeros(0, int)), "non-empty"),
+    ],
+)
+def test_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

@@ -1,0 +1,89 @@
+"""Padded batches: positions from the mask (hand-worked examples, a loop that counts, bad input)."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import pe_lib
+
+
+def count_positions(mask):
+    """Independent re-implementation: walk each row, number the real tokens 0, 1, ..., leave pads at 0."""
+    out = np.zeros((len(mask), len(mask[0])), dtype=np.int64)
+    for b, row in enumerate(mask):
+        seen = 0
+        for t, real in enumerate(row):
+            if real:
+                out[b, t] = seen
+                seen += 1
+    return out
+
+
+def test_hand_worked_positions():
+    mask = [[0, 0, 1, 1, 1], [1, 1, 1, 1, 1], [1, 1, 1, 0, 0], [1, 0, 1, 0, 1]]
+    expected = [[0, 0, 0, 1, 2], [0, 1, 2, 3, 4], [0, 1, 2, 0, 0], [0, 0, 1, 0, 2]]
+    got = pe_lib.position_ids_from_mask(np.array(mask, dtype=bool))
+    assert got.dtype == np.int64 and got.tolist() == expected
+
+
+@given(st.lists(st.integers(1, 12), min_size=1, max_size=6), st.integers(0, 5), st.sampled_from(["left", "right"]))
+def test_real_tokens_are_numbered_from_zero(lengths, extra, side):
+    width = max(lengths) + extra
+    mask = pe_lib.padding_mask(lengths, width, side=side)
+    assert mask.shape == (len(lengths), width) and mask.sum(axis=1).tolist() == lengths
+    positions = pe_lib.position_ids_from_mask(mask)
+    np.testing.assert_array_equal(positions, count_positions(mask.tolist()))
+    for b, n in enumerate(lengths):
+        assert sorted(positions[b][mask[b] == 1].tolist()) == list(range(n))
+
+
+def test_padding_mask_sides():
+    assert pe_lib.padding_mask([2, 3]).tolist() == [[0, 1, 1], [1, 1, 1]]
+    assert pe_lib.padding_mask([2, 3], 4, side="right").tolist() == [[1, 1, 0, 0], [1, 1, 1, 0]]
+
+
+def test_generation_continues_from_the_last_slot():
+    left = [[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]]
+    assert pe_lib.generation_position_ids(left, 2).tolist() == [[0, 0, 0, 1, 2, 3, 4], [0, 1, 2, 3, 4, 5, 6]]
+    right = [[1, 1, 1, 0, 0]]  # the last slot is a pad at position 0: new tokens restart at 1
+    assert pe_lib.generation_position_ids(right, 3).tolist() == [[0, 1, 2, 0, 0, 1, 2, 3]]
+    assert pe_lib.generation_position_ids(left, 0).shape == (2, 5)
+
+
+def test_pad_batch_moves_each_sequence():
+    tokens = np.arange(12).reshape(2, 6)
+    padded, mask = pe_lib.pad_batch(tokens, [3, 6])
+    assert padded.tolist() == [[0, 0, 0, 0, 1, 2], [6, 7, 8, 9, 10, 11]]
+    assert mask.tolist() == [[0, 0, 0, 1, 1, 1], [1] * 6]
+    padded, mask = pe_lib.pad_batch(tokens, [2, 5], side="right", pad_id=-1)
+    assert padded.tolist() == [[0, 1, -1, -1, -1, -1], [6, 7, 8, 9, 10, -1]]
+    assert padded.dtype == tokens.dtype
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: pe_lib.position_ids_from_mask([[0, 2, 1]]), "only 0 .pad. and 1 .real token., got 2"),
+        (lambda: pe_lib.position_ids_from_mask([1, 1, 0]), r"shape \(batch, L\)"),
+        (lambda: pe_lib.position_ids_from_mask(np.zeros((2, 0))), r"shape \(batch, L\)"),
+        (lambda: pe_lib.position_ids_from_mask([["a", "b"]]), "0s and 1s, got dtype"),
+        (lambda: pe_lib.position_ids_from_mask([[1, 1], [0, 0]]), "row 1 has none"),
+        (lambda: pe_lib.generation_position_ids([[1, 1]], -1), "n_new must be an integer >= 0"),
+        (lambda: pe_lib.generation_position_ids([[1, 1]], 1.5), "n_new must be an integer >= 0"),
+        (lambda: pe_lib.padding_mask([3, 0]), "must all be >= 1"),
+        (lambda: pe_lib.padding_mask([3, 2.5]), "must hold integers >= 1"),
+        (lambda: pe_lib.padding_mask([[3]]), "1-D sequence"),
+        (lambda: pe_lib.padding_mask([]), "non-empty 1-D"),
+        (lambda: pe_lib.padding_mask("34"), "got a string"),
+        (lambda: pe_lib.padding_mask([3, 4], 3), "at least the longest length 4, got 3"),
+        (lambda: pe_lib.padding_mask([3], side="middle"), "side must be one of"),
+        (lambda: pe_lib.pad_batch(np.zeros((2, 3), int), [1]), "one length per row of tokens .2., got 1"),
+        (lambda: pe_lib.pad_batch(np.zeros((2, 3)), [1, 1]), "integer array of shape"),
+        (lambda: pe_lib.pad_batch(np.zeros((2, 3), int), [1, 1], pad_id=0.5), "pad_id must be an integer"),
+        (lambda: pe_lib.pad_batch(np.zeros((2, 3), int), [1, 4]), "at least the longest length 4, got 3"),
+    ],
+)
+def test_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

@@ -1,0 +1,79 @@
+"""rope_scaling in the words of vLLM and llama.cpp: flags per type, the cases without one, the linear check."""
+
+import json
+
+import numpy as np
+import pytest
+
+import pe_lib
+
+QWEN_YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+LLAMA31 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+           "original_max_position_embeddings": 8192}
+
+
+def test_llama_cpp_linear_is_transformers_linear():
+    for s in (2.0, 4.0, 8.0):
+        ours = pe_lib.llama_cpp_frequencies(128, freq_base=500_000.0, freq_scale=1 / s)
+        theirs, factor = pe_lib.rope_scaling_frequencies(128, {"rope_type": "linear", "factor": s}, base=500_000.0)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-15)
+        assert factor == 1.0
+    # by hand: d = 4, base 100: 1 and 1/10, times the scale
+    np.testing.assert_allclose(pe_lib.llama_cpp_frequencies(4, freq_base=100.0, freq_scale=0.5), [0.5, 0.05])
+
+
+def test_default_and_linear():
+    got = pe_lib.serving_settings(None, head_dim=128, base=1e6, max_position_embeddings=32768)
+    assert got == {"context": 32768, "vllm": [], "missing": [],
+                   "llama.cpp": ["--rope-scaling", "none", "--rope-freq-base", "1000000", "-c", "32768"]}
+    got = pe_lib.serving_settings({"type": "linear", "factor": 2.0}, head_dim=64, max_position_embeddings=4096)
+    assert got["context"] == 8192 and got["missing"] == []
+    assert got["llama.cpp"] == ["--rope-scaling", "linear", "--rope-scale", "2", "--rope-freq-base", "10000",
+                                "-c", "8192"]
+    flag, overrides, *rest = got["vllm"]
+    assert flag == "--hf-overrides" and rest == ["--max-model-len", "8192"]
+    assert json.loads(overrides) == {"rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": 10000.0}}
+
+
+def test_yarn_keeps_its_original_length_and_names_what_llama_cpp_cannot_take():
+    got = pe_lib.serving_settings(QWEN_YARN, head_dim=128, base=1e6, max_position_embeddings=32768)
+    assert got["context"] == 131072 and got["missing"] == []
+    assert got["llama.cpp"] == ["--rope-scaling", "yarn", "--rope-scale", "4", "--rope-freq-base", "1000000",
+                                "--yarn-orig-ctx", "32768", "-c", "131072"]
+    deepseek = QWEN_YARN | {"mscale": 1.0, "mscale_all_dim": 1.0, "beta_fast": 32, "beta_slow": 1}
+    got = pe_lib.serving_settings(deepseek, head_dim=64, max_position_embeddings=4096)
+    assert got["llama.cpp"][-6:] == ["--yarn-beta-fast", "32", "--yarn-beta-slow", "1", "-c", "131072"]
+    assert len(got["missing"]) == 1 and "no flag for mscale, mscale_all_dim" in got["missing"][0]
+
+
+def test_dynamic_is_static_in_both_engines():
+    got = pe_lib.serving_settings({"rope_type": "dynamic", "factor": 2.0}, head_dim=4, base=100.0,
+                                  max_position_embeddings=1000)
+    # the base 'dynamic' reaches at twice the length: 100 * (2 * 2 - 1) ** (4 / 2) = 900
+    assert got["llama.cpp"] == ["--rope-scaling", "none", "--rope-freq-base", "900", "-c", "2000"]
+    assert len(got["missing"]) == 2 and got["missing"][1].startswith("vLLM")
+
+
+def test_llama3_has_no_llama_cpp_flag():
+    got = pe_lib.serving_settings(LLAMA31, head_dim=128, base=500_000.0, max_position_embeddings=131072)
+    assert got["context"] == 131072  # factor 8, but 16 times the original length
+    assert got["llama.cpp"] == ["-c", "131072"] and "GGUF" in got["missing"][0]
+    assert pe_lib.serving_settings(LLAMA31, head_dim=128)["context"] is None
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: pe_lib.serving_settings({"rope_type": "magic"}, head_dim=64), ValueError, "rope_type must be one of"),
+        (lambda: pe_lib.serving_settings({"rope_type": "linear"}, head_dim=64), ValueError, "needs the keys"),
+        (lambda: pe_lib.serving_settings([("rope_type", "linear")], head_dim=64), TypeError, "must be None or a dict"),
+        (lambda: pe_lib.serving_settings(None, head_dim=0), ValueError, "head_dim must be an integer >= 1"),
+        (lambda: pe_lib.serving_settings(None, head_dim=8, base=0.5), ValueError, "greater than 1"),
+        (lambda: pe_lib.serving_settings(QWEN_YARN | {"beta_fast": "x"}, head_dim=8), ValueError, "finite real"),
+        (lambda: pe_lib.llama_cpp_frequencies(8, freq_scale=2.0), ValueError, r"in \(0, 1\], got 2.0"),
+        (lambda: pe_lib.llama_cpp_frequencies(7), ValueError, "even integer"),
+    ],
+)
+def test_bad_input(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

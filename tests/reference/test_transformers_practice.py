@@ -1,0 +1,130 @@
+r"""Chapter 19's functions against the code transformers 5.23.0 runs.
+
+* :func:`pe_lib.position_ids_from_mask` and :func:`pe_lib.generation_position_ids` against the
+  ``position_ids`` that ``generate()`` passes to a model at every step (caught by a forward pre-hook on
+  a tiny randomly initialised ``LlamaForCausalLM``), for left and right padding;
+* :func:`pe_lib.packed_position_ids`, :func:`pe_lib.packed_document_ids` and :func:`pe_lib.cu_seq_lens`
+  against ``DataCollatorWithFlattening`` (with ``position_ids_start`` 0 and 2);
+* :func:`pe_lib.packed_attention_mask` and :func:`pe_lib.documents_from_position_ids` against the mask
+  ``create_causal_mask`` builds from packed ``position_ids`` alone (no attention mask), and against
+  ``find_packed_sequence_indices``;
+* :func:`pe_lib.rope_shift` against ``LlamaRotaryEmbedding`` + ``apply_rotary_pos_emb``: keys rotated by
+  transformers at positions ``m`` and moved by ``delta`` equal keys transformers rotates at ``m + delta``,
+  for plain and scaled frequencies (transformers forms the angles in float32: within 4 float32 epsilons
+  times 1 + the largest angle, relative to the largest key entry).
+
+Integers are compared exactly; the masks as booleans.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from conftest import EPS32, record, relative_to_largest
+from transformers import DataCollatorWithFlattening, LlamaConfig, LlamaForCausalLM
+from transformers.masking_utils import create_causal_mask, find_packed_sequence_indices
+from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+
+import pe_lib
+
+LENGTH_SETS = [[3, 2, 1], [5], [1, 1, 4, 2], [7, 3]]
+
+
+def tiny_llama(**extra):
+    config = LlamaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64,
+                         pad_token_id=0, bos_token_id=1, eos_token_id=2, **extra)
+    torch.manual_seed(0)
+    return LlamaForCausalLM(config).eval()
+
+
+def positions_generate_passes(model, input_ids, attention_mask, n_new):
+    """Every ``position_ids`` the model receives during greedy generate(), concatenated along the sequence."""
+    seen = []
+
+    def hook(module, args, kwargs):
+        seen.append(kwargs["position_ids"].clone())
+
+    handle = model.register_forward_pre_hook(hook, with_kwargs=True)
+    try:
+        model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=n_new, min_new_tokens=n_new,
+                       do_sample=False, pad_token_id=0)
+    finally:
+        handle.remove()
+    return torch.cat(seen, dim=-1).numpy(), seen[0].numpy()
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_generate_position_ids(side):
+    model = tiny_llama()
+    lengths = [3, 6, 1, 5]
+    tokens = np.random.default_rng(0).integers(3, 32, size=(4, 6))
+    padded, mask = pe_lib.pad_batch(tokens, lengths, side=side, pad_id=0)
+    n_new = 3
+    every, prompt = positions_generate_passes(model, torch.tensor(padded), torch.tensor(mask), n_new)
+    np.testing.assert_array_equal(prompt, pe_lib.position_ids_from_mask(mask))
+    # the last step's new token is fed but its successor is never asked for: generate stops after n_new tokens
+    np.testing.assert_array_equal(every, pe_lib.generation_position_ids(mask, n_new - 1))
+    record(f"generate() position_ids, {side} padding", 0.0, 0.0, "exact (integers)")
+
+
+@pytest.mark.parametrize("lengths", LENGTH_SETS)
+@pytest.mark.parametrize("start", [0, 2])
+def test_data_collator_with_flattening(lengths, start):
+    features = [{"input_ids": list(range(10 + k, 10 + k + n))} for k, n in enumerate(lengths)]
+    collator = DataCollatorWithFlattening(return_tensors="np", return_flash_attn_kwargs=True, return_seq_idx=True,
+                                          position_ids_start=start)
+    batch = collator(features)
+    np.testing.assert_array_equal(batch["position_ids"][0], pe_lib.packed_position_ids(lengths, start=start))
+    np.testing.assert_array_equal(batch["seq_idx"][0], pe_lib.packed_document_ids(lengths))
+    np.testing.assert_array_equal(np.asarray(batch["cu_seq_lens_q"]), pe_lib.cu_seq_lens(lengths))
+    record("DataCollatorWithFlattening position_ids, seq_idx, cu_seq_lens", 0.0, 0.0, "exact (integers)")
+
+
+@pytest.mark.parametrize("lengths", LENGTH_SETS)
+def test_the_mask_transformers_builds_from_packed_positions(lengths):
+    config = LlamaConfig(hidden_size=16, num_attention_heads=2, num_hidden_layers=1, vocab_size=32)
+    config._attn_implementation = "eager"
+    total = int(sum(lengths))
+    positions = torch.tensor(pe_lib.packed_position_ids(lengths))[None]
+    embeds = torch.zeros(1, total, 16)
+    mask = create_causal_mask(config=config, inputs_embeds=embeds, attention_mask=None, past_key_values=None,
+                              position_ids=positions)
+    expected = pe_lib.packed_attention_mask(lengths)
+    if len(lengths) == 1:  # a single document: transformers skips the mask or builds the plain causal one
+        assert mask is None or np.array_equal(mask[0, 0].numpy() == 0, expected)
+    else:
+        allowed = mask[0, 0].numpy() == 0  # eager: 0 where allowed, the dtype's minimum elsewhere
+        np.testing.assert_array_equal(allowed, expected)
+        found = find_packed_sequence_indices(positions)[0].numpy()
+        np.testing.assert_array_equal(found, pe_lib.documents_from_position_ids(positions.numpy())[0])
+    # positions that run on through the pack: one document, the plain causal mask
+    running = torch.arange(total)[None]
+    assert find_packed_sequence_indices(running) is None
+    assert not pe_lib.documents_from_position_ids(running.numpy()).any()
+    record("create_causal_mask from packed position_ids", 0.0, 0.0, "exact (booleans)")
+
+
+@pytest.mark.parametrize("rope_scaling", [None, {"rope_type": "linear", "factor": 4.0},
+                                          {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64}])
+@pytest.mark.parametrize("delta", [-7, 1, 40])
+def test_moving_cached_keys(rope_scaling, delta):
+    params = dict(rope_scaling or {"rope_type": "default"}) | {"rope_theta": 10_000.0}
+    config = LlamaConfig(hidden_size=64, num_attention_heads=2, head_dim=32, max_position_embeddings=256,
+                         rope_parameters=params)
+    rotary = LlamaRotaryEmbedding(config)
+    keys = torch.tensor(np.random.default_rng(3).normal(size=(1, 2, 6, 32)), dtype=torch.float32)
+    m = torch.tensor([[50, 51, 52, 60, 61, 90]])
+
+    def rotated(positions):
+        cos, sin = rotary(keys, positions)
+        return apply_rotary_pos_emb(keys, keys, cos, sin)[1].double().numpy()
+
+    cached = rotated(m)
+    ours = pe_lib.rope_shift(cached, delta, layout="split", inv_freq=rotary.inv_freq.double().numpy())
+    theirs = rotated(m + delta)
+    # transformers forms the angle p * omega in float32: an error of about eps32 * theta in each rotation
+    theta = float(torch.maximum(m, m + delta).max()) * float(rotary.inv_freq.max())
+    record("rope_shift of transformers' cached keys vs rotating at m + delta", relative_to_largest(ours, theirs),
+           4 * EPS32 * (1 + theta), "max |Δ|/max |k|, bound 4 eps32 (1 + max θ)")
