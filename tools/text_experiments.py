@@ -14,7 +14,7 @@ import time
 
 from pe_lib.trained import text_runs
 
-ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi")
+ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 SAVED_MODELS = ("none", "learned")  # the chapter probes NoPE and looks at the learned table
 OUT = pathlib.Path(__file__).resolve().parent.parent / "notebooks" / "results"
 
