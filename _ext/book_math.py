@@ -114,6 +114,40 @@ def display_tex(node: nodes.math_block) -> str:
     return text
 
 
+# Where a display formula may break on a phone: between the equations that \qquad or \quad separates
+# at the top level, and before every "=" after the first of a chain a = b = c.
+_TOKEN = re.compile(r"\\begin\{[^}]*\}|\\end\{[^}]*\}|\\left\b|\\right\b|\\q?quad\b|\\[A-Za-z]+|\\.|[{}=]|[^\\{}=]+")
+
+
+def narrow_tex(tex: str) -> str | None:
+    """The formula stacked for a narrow screen (``gathered``: one piece a line), or None when it has no
+    top-level place to break. ``a = b = c`` becomes ``a = b`` over ``= c``; ``x, \\qquad y`` becomes
+    ``x,`` over ``y``."""
+    if "\\begin{aligned}" in tex:  # already laid out in lines (display_tex)
+        return None
+    lines, current, depth, equals = [], [], 0, 0
+    for token in _TOKEN.findall(tex):
+        if token in ("{", "\\left") or token.startswith("\\begin{"):
+            depth += 1
+        elif token in ("}", "\\right") or token.startswith("\\end{"):
+            depth -= 1
+        if depth == 0 and token in ("\\qquad", "\\quad"):
+            if "".join(current).strip():
+                lines.append("".join(current).strip())
+            current, equals = [], 0
+            continue
+        if depth == 0 and token == "=":
+            equals += 1
+            if equals > 1:
+                lines.append("".join(current).strip())
+                current = []
+        current.append(token)
+    if "".join(current).strip():
+        lines.append("".join(current).strip())
+    # {} after each \\: a line that starts with "[" is not read as the \\[size] of the break
+    return r"\begin{gathered}" + r"\\{}".join(lines) + r"\end{gathered}" if len(lines) > 1 else None
+
+
 def _typeset(translator, node, tex: str, display: bool) -> str:
     """KaTeX's HTML, or (after a build warning at the node) the TeX source, escaped."""
     katex: Katex = translator.builder.app.book_katex
@@ -131,16 +165,40 @@ CLOSING_PUNCTUATION = tuple(".,;:!?)]}\u2019\u201d")
 WORD_JOINER = "\u2060"  # no line break on either side (Unicode line breaking rule LB11)
 
 
-def keep_punctuation_attached(node: nodes.math) -> None:
+SHORT_FORMULA = 30  # characters of TeX: a formula this short always fits a phone's line
+
+
+def keep_punctuation_attached(app, doctree, docname) -> None:
     """Glue the punctuation that follows an inline formula to it ("... is $x$." never breaks before
-    the full stop): a word joiner goes between them."""
-    following = node.next_node(descend=False, siblings=True)
-    if isinstance(following, nodes.Text) and str(following).startswith(CLOSING_PUNCTUATION):
-        following.parent.replace(following, nodes.Text(WORD_JOINER + str(following)))
+    the full stop). After a short formula both go in one box that does not break (class
+    book-nowrap): Chromium breaks after KaTeX's boxes (issue 19, item 15: a lone "," starting a line
+    on a phone). After a longer formula, which may wrap inside, a word joiner goes between them.
+
+    Runs on the resolved doctree (``doctree-resolved``), before the writer walks it: the writer
+    walks a copy of each node's children, so a change made while visiting the formula came too late.
+    """
+    for node in list(doctree.findall(nodes.math)):
+        parent = node.parent
+        index = next(i for i, child in enumerate(parent.children) if child is node)  # Text == str
+        following = parent[index + 1] if index + 1 < len(parent) else None
+        if not (isinstance(following, nodes.Text) and str(following).startswith(CLOSING_PUNCTUATION)):
+            continue
+        text = str(following)
+        if len(node.astext()) > SHORT_FORMULA:
+            parent[index + 1] = nodes.Text(WORD_JOINER + text)
+            continue
+        end = len(text) - len(text.lstrip("".join(CLOSING_PUNCTUATION)))
+        box = nodes.inline("", "", classes=["book-nowrap"])
+        parent[index] = box
+        box += node
+        box += nodes.Text(text[:end])
+        if text[end:]:
+            parent[index + 1] = nodes.Text(text[end:])
+        else:
+            del parent[index + 1]
 
 
 def visit_math(self, node: nodes.math) -> None:
-    keep_punctuation_attached(node)
     self.body.append(self.starttag(node, "span", "", CLASS="math notranslate nohighlight"))
     self.body.append(_typeset(self, node, node.astext(), display=False))
     self.body.append("</span>")
@@ -154,7 +212,13 @@ def visit_displaymath(self, node: nodes.math_block) -> None:
         self.body.append(f'<span class="eqno">({number})')
         self.add_permalink_ref(node, _("Link to this equation"))
         self.body.append("</span>")
-    self.body.append(_typeset(self, node, display_tex(node), display=True))
+    tex = display_tex(node)
+    narrow = narrow_tex(tex)
+    if narrow is None:
+        self.body.append(_typeset(self, node, tex, display=True))
+    else:  # book_site.css shows one of the two: the formula as written, or stacked on a phone
+        self.body.append('<div class="book-formula-wide">' + _typeset(self, node, tex, display=True) + "</div>")
+        self.body.append('<div class="book-formula-narrow">' + _typeset(self, node, narrow, display=True) + "</div>")
     self.body.append("</div>\n")
     raise nodes.SkipNode
 
@@ -240,6 +304,7 @@ def setup(app):
     app.add_html_math_renderer("katex", (visit_math, None), (visit_displaymath, None))
     app.connect("builder-inited", builder_inited)
     app.connect("doctree-resolved", typeset_reference_titles)
+    app.connect("doctree-resolved", keep_punctuation_attached)
     app.connect("html-page-context", page_stylesheet)
     app.connect("build-finished", build_finished)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": False}

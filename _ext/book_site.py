@@ -241,6 +241,8 @@ def setup(app):
     app.setup_extension("book_math")
     app.setup_extension("book_slim")
     app.setup_extension("book_a11y")
+    app.setup_extension("book_figures")
+    app.setup_extension("book_cite")
     app.add_directive("lockfile-versions", LockfileVersions)
     app.config.html_static_path.append(str(HERE / "static"))
     app.add_css_file("book_site.css")

@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import tinycss2
 from sphinx.errors import ExtensionError
 
 FA_WEBFONTS = Path("vendor") / "fontawesome" / "webfonts"  # inside _static
@@ -54,14 +55,13 @@ SCRIPT_PRELOADS = re.compile(
 )
 # an icon class in the HTML: class="fa-solid fa-bars fa-lg" -> fa-bars, fa-lg
 ICON_CLASS = re.compile(r'class="([^"]*\bfa-[^"]*)"')
-# a CSS rule of the stylesheet; icon rules look like .fa-bars:before,.fa-navicon:before{content:"\f0c9"}
-CSS_RULE = re.compile(r"([^{}@]+)\{([^{}]*)\}")
+# an icon rule's selector: .fa-bars:before (icon rules look like .fa-bars:before,.fa-navicon:before{content:"\f0c9"})
 ICON_SELECTOR = re.compile(r"^\.fa-([a-z0-9-]+):(?:before|after)$")
-ICON_CONTENT = re.compile(r'content:"\\([0-9a-f]+)"')
 # a glyph named in CSS outside icon rules (e.g. --pst-icon-external-link:"\uf35d"): a character of
 # Unicode's private use area, written as itself or as a CSS escape
 PRIVATE_USE = re.compile(r"[\ue000-\uf8ff]|\\(e[0-9a-f]{3}|f[0-9a-f]{3})(?![0-9a-f])", re.I)
-FONT_FACE = re.compile(r"@font-face\{[^}]*fontawesome/webfonts/(fa-[a-z]+-\d+)\.woff2[^}]*\}")
+# a Font Awesome font named by an @font-face rule: ../vendor/fontawesome/webfonts/fa-solid-900.woff2
+FONT_FILE = re.compile(r"fontawesome/webfonts/(fa-[a-z]+-\d+)\.(?:woff2|ttf)$")
 
 
 class SlimError(ExtensionError):
@@ -105,15 +105,77 @@ def used_icons(htmls: list[str]) -> set[str]:
     return names
 
 
+def parse_css(css: str) -> list:
+    """The stylesheet as tinycss2's list of rules (comments and whitespace between rules dropped, except
+    ``/*! ... */`` licence comments). A parse error fails the build: what the slimming cannot read, it
+    must not rewrite."""
+    out = []
+    for node in tinycss2.parse_stylesheet(css, skip_comments=False, skip_whitespace=True):
+        if node.type == "error":
+            raise SlimError(f"book_slim: the stylesheet does not parse: {node.message} (line {node.source_line})")
+        if node.type != "comment" or node.value.startswith("!"):
+            out.append(node)
+    return out
+
+
+def serialize_css(rules: list) -> str:
+    """The rules as CSS text, in ASCII: tinycss2 writes strings unescaped (``content:"\\f0c9"`` becomes
+    the private-use character itself); each non-ASCII character becomes a CSS escape again, so the
+    stylesheet reads the same whatever encoding a browser assumes. (The space after an escape ends
+    it and is not part of the text.)"""
+    text = tinycss2.serialize(rules)
+    return re.sub(r"[^\x00-\x7f]", lambda m: f"\\{ord(m.group(0)):x} ", text)
+
+
+def _strip(tokens: list) -> list:
+    """``tokens`` without comments, and without whitespace at either end."""
+    tokens = [t for t in tokens if t.type != "comment"]
+    while tokens and tokens[0].type == "whitespace":
+        tokens.pop(0)
+    while tokens and tokens[-1].type == "whitespace":
+        tokens.pop()
+    return tokens
+
+
+def selectors(rule) -> list[list]:
+    """The selectors of a style rule, each a list of tokens: its prelude split at the commas outside
+    parentheses (those inside ``:is(a, b)`` are tokens of a function block, so they stay)."""
+    out, current = [], []
+    for token in rule.prelude:
+        if token.type == "literal" and token.value == ",":
+            out.append(_strip(current))
+            current = []
+        else:
+            current.append(token)
+    out.append(_strip(current))
+    return out
+
+
+def _icon_rule(rule) -> tuple[list[str], list[str], str] | None:
+    """``(selector texts, icon names, hex codepoint)`` if ``rule`` is an icon rule
+    (``.fa-bars:before,.fa-navicon:before{content:"\\f0c9"}``), else None."""
+    if rule.type != "qualified-rule":
+        return None
+    texts = [tinycss2.serialize(sel) for sel in selectors(rule)]
+    names = [ICON_SELECTOR.match(text) for text in texts]
+    if not names or not all(names):
+        return None
+    for declaration in tinycss2.parse_declaration_list(rule.content, skip_comments=True, skip_whitespace=True):
+        if declaration.type == "declaration" and declaration.lower_name == "content":
+            values = _strip(declaration.value)
+            if len(values) == 1 and values[0].type == "string" and len(values[0].value) == 1:
+                return texts, [m.group(1) for m in names], f"{ord(values[0].value):x}"
+    return None
+
+
 def icon_rules(css: str) -> dict[str, str]:
-    """``{icon name: hex codepoint}`` for every icon rule of the stylesheet."""
+    """``{icon name: hex codepoint}`` for every icon rule of the stylesheet (read by a CSS parser, so
+    that a rule inside a comment is no rule)."""
     icons = {}
-    for selectors, body in CSS_RULE.findall(css):
-        content = ICON_CONTENT.search(body)
-        parts = [ICON_SELECTOR.match(s.strip()) for s in selectors.split(",")]
-        if content and parts and all(parts):
-            for match in parts:
-                icons[match.group(1)] = content.group(1)
+    for rule in parse_css(css):
+        found = _icon_rule(rule)
+        if found:
+            icons.update(dict.fromkeys(found[1], found[2]))
     return icons
 
 
@@ -124,16 +186,16 @@ def css_glyphs(css: str) -> set[int]:
 
 def purge_icon_rules(css: str, keep: set[str]) -> str:
     """The stylesheet without the rules of icons not in ``keep``."""
-
-    def rule(match: re.Match) -> str:
-        selectors = [s.strip() for s in match.group(1).split(",")]
-        parts = [ICON_SELECTOR.match(s) for s in selectors]
-        if parts and all(parts) and ICON_CONTENT.search(match.group(2)):
-            kept = [s for s, m in zip(selectors, parts, strict=True) if m.group(1) in keep]
-            return f"{','.join(kept)}{{{match.group(2)}}}" if kept else ""
-        return match.group(0)
-
-    return CSS_RULE.sub(rule, css)
+    out = []
+    for rule in parse_css(css):
+        found = _icon_rule(rule)
+        if found:
+            kept = [text for text, name in zip(found[0], found[1], strict=True) if name in keep]
+            if not kept:
+                continue
+            rule.prelude = tinycss2.parse_component_value_list(",".join(kept))
+        out.append(rule)
+    return serialize_css(out)
 
 
 def subset_fonts(static: Path, css: str, codepoints: set[int]) -> str:
@@ -145,15 +207,15 @@ def subset_fonts(static: Path, css: str, codepoints: set[int]) -> str:
     from fontTools import subset
     from fontTools.ttLib import TTFont
 
-    def face(match: re.Match) -> str:
-        name = match.group(1)
+    def subset_font(name: str) -> bool:
+        """Write ``name``.subset.woff with the glyphs of ``codepoints`` it has; False if it has none."""
         ttf = static / FA_WEBFONTS / f"{name}.ttf"
         if not ttf.is_file():
             raise SlimError(f"book_slim: {ttf} is missing (did the theme change?)")
         font = TTFont(ttf)
         present = codepoints & set(font.getBestCmap())
         if not present:
-            return ""
+            return False
         options = subset.Options()
         options.flavor = "woff"
         options.layout_features = []
@@ -163,69 +225,84 @@ def subset_fonts(static: Path, css: str, codepoints: set[int]) -> str:
         subsetter.subset(font)
         font.flavor = "woff"
         font.save(static / FA_WEBFONTS / f"{name}.subset.woff")
-        src = re.search(r"src:[^;}]*", match.group(0)).group(0)
-        return match.group(0).replace(src, f'src:url(../{FA_WEBFONTS.as_posix()}/{name}.subset.woff) format("woff")')
+        return True
 
-    out = FONT_FACE.sub(face, css)
+    out = []
+    for rule in parse_css(css):
+        if rule.type == "at-rule" and rule.lower_at_keyword == "font-face" and rule.content is not None:
+            urls = [t.value for t in rule.content if t.type == "url"]
+            urls += [t.arguments[0].value for t in rule.content if t.type == "function" and t.lower_name == "url"
+                     and t.arguments and t.arguments[0].type == "string"]
+            names = {m.group(1) for u in urls if (m := FONT_FILE.search(u))}
+            if len(names) == 1:
+                (name,) = names
+                if not subset_font(name):
+                    continue
+                declarations = [d for d in tinycss2.parse_declaration_list(
+                    rule.content, skip_comments=True, skip_whitespace=True) if d.type == "declaration"]
+                text = ";".join(
+                    f'src:url(../{FA_WEBFONTS.as_posix()}/{name}.subset.woff) format("woff")'
+                    if d.lower_name == "src" else f"{d.name}:{tinycss2.serialize(_strip(d.value))}"
+                    for d in declarations)
+                rule.content = tinycss2.parse_component_value_list(text)
+        out.append(rule)
     for font in (static / FA_WEBFONTS).iterdir():
         if not font.name.endswith(".subset.woff"):
             font.unlink()
-    return out
+    return serialize_css(out)
 
 
-# a CSS class in a selector; a word of a page or a script; a prefix a script completes at run time
-SELECTOR_CLASS = re.compile(r"\.(-?[A-Za-z_][\w-]*)")
+# a word of a page or a script; a prefix a script completes at run time
 WORD = re.compile(r"[A-Za-z_][\w-]*")
 DYNAMIC_PREFIX = re.compile(r"([A-Za-z][\w-]*-)(?:\$\{|[\"'`]\s*\+)")
 
 
-def _blocks(css: str):
-    """Split a stylesheet into top-level pieces: ``(prelude, body)`` for blocks, ``(statement, None)``
-    for ``@charset``/``@import`` statements. Bodies keep their nested blocks as text."""
-    i, n = 0, len(css)
-    while i < n:
-        brace = css.find("{", i)
-        semi = css.find(";", i)
-        if brace == -1:
-            if css[i:].strip():
-                yield css[i:], None
-            return
-        if semi != -1 and semi < brace and css[i:semi].lstrip().startswith("@"):
-            yield css[i:semi + 1], None
-            i = semi + 1
-            continue
-        depth, j = 1, brace + 1
-        while depth and j < n:
-            depth += {"{": 1, "}": -1}.get(css[j], 0)
-            j += 1
-        yield css[i:brace], css[brace + 1:j - 1]
-        i = j
+def _classes(tokens: list) -> list[str]:
+    """The class names a selector requires: ``.name`` tokens, also inside ``:is()``, ``:where()``,
+    ``:has()``; not inside ``:not()``, which a page matches when the class is absent."""
+    out = []
+    for previous, token in zip([None, *tokens[:-1]], tokens, strict=True):
+        if token.type == "ident" and previous is not None and previous.type == "literal" and previous.value == ".":
+            out.append(token.value)
+        elif token.type == "function" and token.lower_name != "not":
+            out.extend(_classes(token.arguments))
+        elif token.type in ("() block", "[] block"):
+            out.extend(_classes(token.content))
+    return out
+
+
+GROUPING_RULES = ("media", "supports", "layer", "container")
+
+
+def _purge(rules: list, known) -> list:
+    out = []
+    for rule in rules:
+        if rule.type == "qualified-rule":
+            kept = [sel for sel in selectors(rule) if all(known(name) for name in _classes(sel))]
+            if not kept:
+                continue
+            rule.prelude = tinycss2.parse_component_value_list(",".join(tinycss2.serialize(sel) for sel in kept))
+        elif rule.type == "at-rule" and rule.lower_at_keyword in GROUPING_RULES and rule.content is not None:
+            inner = _purge(tinycss2.parse_rule_list(rule.content, skip_comments=True, skip_whitespace=True), known)
+            if not inner:
+                continue
+            rule.content = tinycss2.parse_component_value_list(tinycss2.serialize(inner))
+        out.append(rule)
+    return out
 
 
 def purge_unused_rules(css: str, used: set[str], prefixes: tuple[str, ...]) -> str:
     """The stylesheet without the selectors that name a class not in ``used`` (nor starting with one
-    of ``prefixes``); rules left without a selector go, @media and @supports blocks are purged inside,
-    other at-rules (@font-face, @keyframes, ...) are kept as they are."""
+    of ``prefixes``); rules left without a selector go, @media, @supports, @layer and @container
+    blocks are purged inside (and go when empty), other at-rules (@font-face, @keyframes, ...) are
+    kept as they are. The stylesheet is read by tinycss2, a CSS parser: comments, strings and
+    escapes are never mistaken for rules (a hand-written splitter once left Font Awesome's licence
+    comment open, and every icon rule after it became part of the comment: issue 19)."""
 
     def known(name: str) -> bool:
         return name in used or name.startswith(prefixes)
 
-    out = []
-    for prelude, body in _blocks(css):
-        head = prelude.strip()
-        if body is None:
-            out.append(head)
-        elif head.startswith(("@media", "@supports", "@layer", "@container")):
-            inner = purge_unused_rules(body, used, prefixes)
-            if inner:
-                out.append(f"{head}{{{inner}}}")
-        elif head.startswith("@"):
-            out.append(f"{head}{{{body}}}")
-        else:
-            selectors = [sel for sel in head.split(",") if all(known(c) for c in SELECTOR_CLASS.findall(sel))]
-            if selectors:
-                out.append(f"{','.join(selectors)}{{{body}}}")
-    return "".join(out)
+    return serialize_css(_purge(parse_css(css), known))
 
 
 def slim_site(app, exception) -> None:

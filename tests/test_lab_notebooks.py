@@ -80,3 +80,39 @@ def test_the_lab_environment_is_locked_beside_the_book_environment():
     clashes = {name: (book[name], v) for name, v in lab.items() if name in book and book[name] != v}
     assert not clashes, f"pinned differently in requirements.txt and requirements-lab.txt: {clashes}"
     assert len(lab) >= 30, f"only {len(lab)} pins: the lab lock must pin JupyterLab's whole dependency closure"
+
+
+# JupyterLab opens a link only if it names the file: {doc}`chapter 2 <02_why_add>` becomes a link to
+# notebooks/02_why_add, a 404 (issue 19, item 4). Chapters link with [chapter 2](02_why_add.ipynb),
+# which the website resolves as well. A folded solution shows its first line in Lab, so that line
+# names the solution and no more (item 5). Chapters 14-16 are being rewritten on another branch,
+# which takes both changes over (xfail until then).
+DOC_ROLE = re.compile(r"\{doc\}`[^`]*`")
+SOLUTION_FIRST_LINE = re.compile(r"^# Solution \d+[a-z]?$")
+LATER: set[str] = set()
+
+
+def _params():
+    return [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="chapter rewritten on another branch"))
+            if p.name in LATER else p for p in NOTEBOOKS]
+
+
+@pytest.mark.parametrize("path", _params(), ids=lambda p: p.name)
+def test_links_and_folded_solutions_work_in_lab(path):
+    nb = nbformat.read(path, as_version=4)
+    problems = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            problems += [f"cell {i}: {m.group(0)} (write [text](file.ipynb))" for m in DOC_ROLE.finditer(cell.source)]
+            for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", cell.source):
+                if "://" not in target and not (path.parent / target).is_file():
+                    problems.append(f"cell {i}: link to {target}, which is no file")
+        tags = cell.metadata.get("tags", [])
+        if cell.cell_type == "code" and cell.source.startswith("# Solution"):  # an exercise's solution
+            first = cell.source.splitlines()[0]
+            if not SOLUTION_FIRST_LINE.match(first):
+                problems.append(f"cell {i}: its first line, shown folded in Lab, says more: {first[:70]!r}")
+            missing = [tag for tag in ("hide-input", "hide-output") if tag not in tags]
+            if missing:
+                problems.append(f"cell {i}: a solution without the tags {missing} (its code or answer shows)")
+    assert not problems, f"{path.name}:\n" + "\n".join(problems)

@@ -190,6 +190,20 @@ ADDED = [
     "train_grid",  # issue 17: the per-scheme search
     "trained_scores",  # issue 17: chapter 15
     "validation_losses",  # issue 17: the per-scheme search
+    "column_frequencies",  # issue 18: chapter 20, real text
+    "CORPORA",  # issue 18: chapter 20, real text
+    "corpus_split",  # issue 18: chapter 20, real text
+    "cosine_profile",  # issue 18: chapter 20, real text
+    "decode_text",  # issue 18: chapter 20, real text
+    "dot_by_offset",  # issue 18: chapter 20, real text
+    "encode_text",  # issue 18: chapter 20, real text
+    "held_out_windows",  # issue 18: chapter 20, real text
+    "load_position_table",  # issue 18: chapter 20, real text
+    "minilm_position_table",  # issue 18: chapter 20, real text
+    "principal_components",  # issue 18: chapter 20, real text
+    "text_batch",  # issue 18: chapter 20, real text
+    "text_loss",  # issue 18: bits per character (pe_lib.task_loss calls it for text models)
+    "unigram_bits",  # issue 18: chapter 20, real text
 ]
 
 

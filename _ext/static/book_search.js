@@ -24,7 +24,9 @@
   // The article's text, formulas as \( TeX \): what a snippet is cut from.
   const articleText = (htmlString, anchor) => {
     const doc = new DOMParser().parseFromString(htmlString, "text/html");
-    doc.querySelectorAll(".headerlink, script, style, .eqno").forEach((el) => el.remove());
+    // prose only: code, printed output, players and explorers are no snippet (issue 19, item 9)
+    doc.querySelectorAll(".headerlink, script, style, .eqno, .cell_input, .cell_output pre, div.highlight, pre, .pe-player, .pe-explorer")
+      .forEach((el) => el.remove());
     doc.querySelectorAll(".katex").forEach((math) => {
       const tex = math.querySelector('annotation[encoding="application/x-tex"]');
       math.replaceWith(doc.createTextNode(tex ? ` \\(${tex.textContent.trim()}\\) ` : ""));

@@ -92,6 +92,7 @@
   // ---- wide content -----------------------------------------------------------------------------
   const SCROLL_BOXES = [
     ".bd-article div.math > .katex-display",
+    ".bd-article div.math > div > .katex-display",
     ".bd-article .pst-scrollable-table-container",
     ".bd-article span.math.book-wide",
   ].join(", ");
@@ -108,7 +109,11 @@
   const markWideFormulas = () => {
     for (const math of document.querySelectorAll(".bd-article span.math")) {
       math.classList.remove("book-wide");
-      const line = math.parentElement.clientWidth;
+      // the line's width: of the nearest box (a formula glued to its punctuation sits in an inline
+      // span.book-nowrap, whose clientWidth is 0)
+      let box = math.parentElement;
+      while (box && box.clientWidth === 0) box = box.parentElement;
+      const line = box ? box.clientWidth : window.innerWidth;
       // KaTeX may break a line between its top-level pieces (.base), never inside one
       const pieces = math.querySelectorAll(".katex-html > .base");
       if (Array.from(pieces).some((piece) => piece.getBoundingClientRect().width > line)) {

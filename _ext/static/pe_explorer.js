@@ -113,6 +113,16 @@
     return RDBU_R[i].map((c, j) => Math.round(c + f * (RDBU_R[i + 1][j] - c)));
   };
 
+  const LUT_STEPS = 4096;
+  let lutCache = null;
+  const colourTable = () => {
+    if (!lutCache) {
+      lutCache = new Uint8ClampedArray(3 * (LUT_STEPS + 1));
+      for (let i = 0; i <= LUT_STEPS; i++) lutCache.set(colour((2 * i) / LUT_STEPS - 1), 3 * i);
+    }
+    return lutCache;
+  };
+
   const SUPERSCRIPT = { "-": "⁻", 0: "⁰", 1: "¹", 2: "²", 3: "³", 4: "⁴", 5: "⁵", 6: "⁶", 7: "⁷", 8: "⁸", 9: "⁹" };
   const powerOfTen = (e) => (e === 0 ? "1" : e === 1 ? "10" : `10${String(e).replace(/./g, (c) => SUPERSCRIPT[c])}`);
 
@@ -256,9 +266,16 @@
     pixels.width = dModel;
     pixels.height = nPositions;
     const image = pixels.getContext("2d").createImageData(dModel, nPositions);
+    // one colour per 1/4096 of [-1, 1], looked up: no array per cell (a 512 x 1024 table is half a
+    // million cells, and a slider step took 350-400 ms: issue 19, item 14)
+    const lut = colourTable();
+    const data = image.data;
     for (let i = 0; i < table.length; i++) {
-      const [r, g, b] = colour(table[i]);
-      image.data.set([r, g, b, 255], 4 * i);
+      const at = 3 * Math.round(Math.min(Math.max((table[i] + 1) / 2, 0), 1) * LUT_STEPS);
+      data[4 * i] = lut[at];
+      data[4 * i + 1] = lut[at + 1];
+      data[4 * i + 2] = lut[at + 2];
+      data[4 * i + 3] = 255;
     }
     pixels.getContext("2d").putImageData(image, 0, 0);
     ctx.imageSmoothingEnabled = true;
@@ -344,7 +361,7 @@
         });
         dots(ctx, map, k, lam, COLORS.blue);
         hline(ctx, box, map, n, COLORS.red);
-        legend(ctx, box, [[COLORS.blue, "λ_k"], [COLORS.red, `sequence length ${n}`]]);
+        legend(ctx, box, [[COLORS.blue, "wavelength \u03bb\u2096 of pair k"], [COLORS.red, `sequence length ${n}`]]);
         const ratio = Number.isNaN(summary.ratio) ? "" : `, each ${formatG(summary.ratio, 4)} times the one before`;
         const text = `${n} positions × ${d} dimensions, base ${formatG(base)}: ${summary.full_turns} of ` +
           `${summary.pairs} pairs turn fully within the sequence; wavelengths from ${formatG(summary.shortest, 4)} ` +

@@ -1,6 +1,6 @@
 """Analysis of encodings and of the numpy model: similarity and dot profiles, word-vs-position
 embeddings, attention by offset, linear probes and fits, the choice of the base.
-Numpy only. Used by chapters 1, 2, 4, 6-9, 11, 12, 16 and 18.
+Numpy only; real position tables. Used by chapters 1, 2, 4, 6-9, 11-13, 16, 18 and 20.
 """
 
 from .base_analysis import (
@@ -24,11 +24,19 @@ from .embedding import (
     transformer_parameters,
 )
 from .linear_fit import fit_linear_map, r_squared
+from .pretrained_table import load_position_table, minilm_position_table
 from .probe import fit_probe, heldout_r_squared, layer_probe, token_spread
 from .relative import first_negative, first_rise, mass_on_offset, offset_attention, offset_attention_projections
 from .similarity import dot_profile
+from .table_analysis import column_frequencies, cosine_profile, dot_by_offset, principal_components
 
 __all__ = [
+    "column_frequencies",
+    "cosine_profile",
+    "dot_by_offset",
+    "load_position_table",
+    "minilm_position_table",
+    "principal_components",
     "base_summary",
     "constant_pairs",
     "cosine_matrix",

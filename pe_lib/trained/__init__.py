@@ -1,12 +1,14 @@
-"""The trained models of chapters 14-16 and 19: the JAX Transformer, its tasks, training, repeated runs
-with their spread, what a model learned, and a model run at explicit positions behind a given mask.
+"""The trained models of chapters 14-16, 19 and 20: the JAX Transformer, its tasks (real text included),
+training and its fair protocol, repeated runs, what a model learned, and a model run at explicit positions.
 JAX and optax are imported on the first training call, never by `import pe_lib`.
 """
 
 from .attention_offsets import score_by_offset, weight_at_offset
 from .baselines import order_blind_accuracy
+from .corpus import CORPORA, corpus_split, decode_text, encode_text, held_out_windows, text_batch, unigram_bits
 from .explicit_positions import logits_at, predict_at
 from .head_terms import commuting_projection, commuting_share, head_score_terms, positional_form, term_shares
+from .language_model import text_loss
 from .model_analysis import (
     attention_by_offset,
     offset_r_squared,
@@ -30,20 +32,20 @@ from .training import (
 )
 
 __all__ = [
-    "validation_losses",
-    "trained_scores",
-    "train_grid",
-    "task_loss",
-    "score_by_offset",
-    "best_setting",
     "accuracy_by_position",
     "attention_by_offset",
+    "best_setting",
     "commuting_projection",
     "commuting_share",
+    "CORPORA",
+    "corpus_split",
+    "decode_text",
+    "encode_text",
     "ENCODINGS",
     "head_score_terms",
-    "offset_r_squared",
+    "held_out_windows",
     "logits_at",
+    "offset_r_squared",
     "order_blind_accuracy",
     "position_table",
     "positional_form",
@@ -51,19 +53,27 @@ __all__ = [
     "predict_at",
     "residual_stream",
     "running_mean",
+    "score_by_offset",
     "scored_positions",
     "seed_spread",
     "spread_table",
     "spread_text",
     "steps_to_loss",
     "task_accuracy",
-    "term_shares",
     "task_batch",
+    "task_loss",
     "task_targets",
     "TASKS",
+    "term_shares",
+    "text_batch",
+    "text_loss",
+    "train_grid",
     "train_transformer",
     "train_transformers",
     "trained_attention",
+    "trained_scores",
     "TrainedTransformer",
+    "unigram_bits",
+    "validation_losses",
     "weight_at_offset",
 ]

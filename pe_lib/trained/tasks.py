@@ -23,6 +23,9 @@ Each task draws ``n_sequences`` sequences of ``seq_len`` tokens uniformly from a
   a rule about the *start of the sequence*: a model must recognise which token came first
   (chapter 19 pads and packs such sequences). Position 0 does not count.
 
+A fourth task, ``"text"`` (causal), is real language: windows of a corpus and, as target, the next
+character, :math:`y_i = c_{s+i+1}` (:mod:`pe_lib.trained.corpus`; every position counts).
+
 Usage::
 
     tokens, targets, counts = pe_lib.task_batch("lookback", 4, 16, seed=0)
@@ -35,9 +38,9 @@ import numpy as np
 
 from .._validate import check_choice, check_positive_int
 
-TASKS = ("lookback", "reverse", "first")
+TASKS = ("lookback", "reverse", "first", "text")
 # the causal (decoder) tasks; the others attend in both directions
-CAUSAL_TASKS = ("lookback", "first")
+CAUSAL_TASKS = ("lookback", "first", "text")
 DEFAULT_VOCAB_SIZE = 16
 DEFAULT_OFFSET = 3  # k of "lookback"
 
@@ -84,6 +87,9 @@ def task_targets(task, tokens, *, offset: int = DEFAULT_OFFSET) -> np.ndarray:
     ``"first"``: ``targets[..., i] = tokens[..., 0]`` (position 0 included, not scored).
     """
     task = check_task(task)
+    if task == "text":
+        raise ValueError("the targets of 'text' are the next characters of the corpus, beyond the window: "
+                         "draw them with task_batch('text', ...)")
     tokens = np.asarray(tokens)
     if tokens.ndim < 1 or tokens.dtype.kind not in "iu":
         raise ValueError(f"tokens must be an integer array of shape (..., L), got dtype {tokens.dtype}, "
@@ -115,6 +121,10 @@ def task_batch(
     ``(seq_len,)`` bool mask of the positions that count (:func:`scored_positions`).
     """
     task = check_task(task)
+    if task == "text":  # windows of real text (pe_lib.trained.corpus); vocab_size and offset do not apply
+        from .corpus import text_batch
+
+        return text_batch(n_sequences, seq_len, seed=seed)
     n_sequences = check_positive_int(n_sequences, name="n_sequences")
     seq_len = check_positive_int(seq_len, name="seq_len")
     vocab_size = check_positive_int(vocab_size, name="vocab_size", minimum=2)

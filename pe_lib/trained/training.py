@@ -166,6 +166,8 @@ def _config(task, encoding, *, seq_len, steps, seed, d_model, n_layers, n_heads,
     learned_init_std = check_finite_real(learned_init_std, name="learned_init_std")
     if learned_init_std < 0:
         raise ValueError(f"learned_init_std must be >= 0, got {learned_init_std}")
+    if task == "text":  # tokens are ASCII codes (pe_lib.trained.corpus), whatever vocab_size says
+        from .corpus import TEXT_VOCAB_SIZE as vocab_size
     if task == "lookback" and offset >= seq_len:
         raise ValueError(f"lookback with offset k={offset} needs seq_len > k, got seq_len={seq_len}")
     return TransformerConfig(
@@ -521,10 +523,29 @@ def task_accuracy(model, seq_len, *, n_sequences: int = 256, seed=EVAL_SEED, max
     return float(np.mean(predicted == targets))
 
 
-def task_loss(model, seq_len, *, n_sequences: int = 256, seed=EVAL_SEED, max_offset: int | None = None) -> float:
-    r"""Mean cross-entropy :math:`-\frac1N\sum \ln p(y_i)` (nats) of the targets that count, on the
+def task_loss(model, seq_len, *, n_sequences: int = 256, seed=EVAL_SEED, max_offset: int | None = None,
+              **text_options) -> float:
+    r"""Mean held-out cross-entropy of ``model`` at length ``seq_len``; returns a float >= 0.
+
+    Synthetic tasks: :math:`-\frac1N\sum \ln p(y_i)` in nats over the targets that count, on the
     sequences of :func:`task_accuracy` (same arguments). Unlike the accuracy it keeps falling once
-    every target is right, so it separates models that all score 100%. Returns a float >= 0."""
+    every target is right, so it separates models that all score 100%.
+
+    Task ``"text"``: bits per character on non-overlapping held-out windows, computed by
+    :func:`pe_lib.trained.language_model.text_loss`, which takes ``text_options`` (``n_characters``,
+    ``text``, ``corpus``); ``n_sequences``, ``seed`` and ``max_offset`` do not apply to it.
+    """
+    model = check_model(model)
+    if model.task == "text":
+        if (n_sequences, seed, max_offset) != (256, EVAL_SEED, None):
+            raise ValueError("task_loss of a 'text' model takes n_characters, text and corpus; n_sequences, seed "
+                             f"and max_offset apply to the synthetic tasks, got {n_sequences}, {seed}, {max_offset}")
+        from .language_model import text_loss  # imports this module: a late import keeps the layers one-way
+
+        return text_loss(model, seq_len, **text_options)
+    if text_options:
+        raise ValueError(f"{', '.join(sorted(text_options))} apply only to models of task 'text', "
+                         f"got a model of task {model.task!r}")
     logits, targets, counts = _evaluate(model, seq_len, n_sequences, seed, max_offset)
     z = logits[:, counts].astype(np.float64)  # (B, scored, V)
     top = z.max(axis=-1, keepdims=True)

@@ -39,16 +39,20 @@ def toc_docnames(toc_path: Path = ROOT / "_toc.yml") -> list[str]:
 
 
 PAGE_CHECK = "test_pages.py::test_page_works_in_the_browser["
+# the per-page tests that are split in halves, one per test process
+PAGE_CHECKS = (PAGE_CHECK, "test_what_a_reader_sees.py::test_page_looks_right[")
 
 
 def test_group(nodeid: str) -> str:
     """The group of tests that one test process runs in order (pytest-xdist): the test's file, except
-    that test_pages.py's per-page checks (the longest file) come in two halves of the table of contents."""
+    that the per-page checks of test_pages.py and test_what_a_reader_sees.py (the longest files) come
+    in two halves of the table of contents each."""
     path, _, rest = nodeid.partition("::")
-    if PAGE_CHECK in nodeid:
-        pages = toc_docnames()
-        docname = nodeid.split(PAGE_CHECK, 1)[1].removesuffix("]")
-        return f"{path} pages {1 + 2 * pages.index(docname) // len(pages)} of 2"
+    for check in PAGE_CHECKS:
+        if check in nodeid:
+            pages = toc_docnames()
+            docname = nodeid.split(check, 1)[1].removesuffix("]")
+            return f"{path} pages {1 + 2 * pages.index(docname) // len(pages)} of 2"
     return path
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import secrets
 import socket
 import subprocess
@@ -17,6 +18,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import unquote
 
 import nbformat
 import pytest
@@ -118,3 +120,63 @@ def test_lab_collapses_what_the_book_hides(chapter_page):
     assert collapsed == hidden_in_book, (
         f"{hidden_in_book} cells are hidden on the website (hide-input) but {collapsed} are collapsed in Lab"
     )
+
+
+
+# What the learner reads in Lab, judged like the website: every link opens a file that exists, every
+# citation and glossary term resolves, and no exercise answer is on screen before the learner asks.
+LAB_READING_JS = """() => {
+  const md = Array.from(document.querySelectorAll('.jp-Notebook .jp-MarkdownCell .myst'));
+  return {
+    text: md.map(e => e.innerText).join('\\n'),
+    files: md.flatMap(e => Array.from(e.querySelectorAll('a[href*="/files/"]')))
+      .map(a => ({text: a.textContent.trim().slice(0, 40), path: new URL(a.href).pathname})),
+  };
+}"""
+SOLUTIONS_JS = """() => Array.from(document.querySelectorAll('.jp-Notebook .jp-CodeCell')).map(cell => ({
+  placeholder: cell.querySelector('.jp-InputPlaceholder')?.innerText.trim() ?? null,
+  outputShown: Array.from(cell.querySelectorAll('.jp-OutputArea-output')).some(o => o.checkVisibility()),
+}))"""
+# a solution cell's first line, which Lab shows on its folded input: the number, not the answer
+SOLUTION_HEADER = re.compile(r"^# Solution \d+[a-z]?$")
+
+
+def _bib_keys() -> set[str]:
+    return set(re.findall(r"@\w+\{([^,\s]+),", (ROOT / "book" / "references.bib").read_text(encoding="utf-8")))
+
+
+def test_lab_links_open_files_that_exist(chapter_page):
+    """A link between chapters must name the file: ``02_why_add`` without ``.ipynb`` is a 404 in Lab."""
+    found = chapter_page.evaluate(LAB_READING_JS)
+    assert len(found["files"]) >= 3, found["files"]
+    missing = [f"{link['text']!r} -> {link['path']}" for link in found["files"]
+               if not (ROOT / unquote(link["path"].split("/files/", 1)[1])).is_file()]
+    assert not missing, f"links in {CHAPTER} that JupyterLab cannot open: {missing}"
+
+
+def test_lab_shows_no_answer_before_it_is_asked_for(chapter_page):
+    nb = nbformat.read(ROOT / CHAPTER, as_version=4)
+    cells = [c for c in nb.cells if c.cell_type == "code"]
+    shown = chapter_page.evaluate(SOLUTIONS_JS)
+    assert len(shown) == len(cells), (len(shown), len(cells))
+    problems = []
+    for i, (cell, seen) in enumerate(zip(cells, shown, strict=True)):
+        if not cell.source.startswith("# Solution"):
+            continue
+        if seen["placeholder"] is None:
+            problems.append(f"code cell {i}: tagged hide-input but not folded")
+        elif not SOLUTION_HEADER.match(seen["placeholder"].splitlines()[0]):
+            problems.append(f"code cell {i}: its folded first line gives the answer away: {seen['placeholder'][:80]!r}")
+        if seen["outputShown"]:
+            problems.append(f"code cell {i}: its output (the answer) is on screen")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "issue 19, item 3, not fixed: jupyterlab-myst 2.7 never resolves {cite} (its citation data is always "
+    "empty; it reads no .bib file), so Lab shows the raw key. When this passes, remove the xfail."))
+def test_lab_resolves_citations_and_terms(chapter_page):
+    text = chapter_page.evaluate(LAB_READING_JS)["text"]
+    raw = sorted(key for key in _bib_keys() if key in text)
+    raw += [m.group(0) for m in re.finditer(r"Citation Not Found|\bterm-[a-z-]+", text)]
+    assert not raw, f"JupyterLab shows unresolved citations or terms in {CHAPTER}: {raw}"

@@ -293,8 +293,9 @@ def test_icon_rules_are_cut_to_the_icons_used():
     css = ('.fa-bars:before,.fa-navicon:before{content:"\\f0c9"}.fa-sun:before{content:"\\f185"}'
            '.fa-lg{font-size:1.25em}:root{--pst-icon-external-link:"\uf35d"}')
     assert book_slim.icon_rules(css) == {"bars": "f0c9", "navicon": "f0c9", "sun": "f185"}
+    # written back in ASCII: a private-use character becomes a CSS escape again (its space ends the escape)
     assert book_slim.purge_icon_rules(css, {"bars"}) == (
-        '.fa-bars:before{content:"\\f0c9"}.fa-lg{font-size:1.25em}:root{--pst-icon-external-link:"\uf35d"}')
+        '.fa-bars:before{content:"\\f0c9 "}.fa-lg{font-size:1.25em}:root{--pst-icon-external-link:"\\f35d "}')
     assert book_slim.css_glyphs(css) == {0xF0C9, 0xF185, 0xF35D}
     assert book_slim.used_icons(['<i class="fa-solid fa-bars fa-lg"></i>']) == {"solid", "bars", "lg"}
 
@@ -305,7 +306,37 @@ def test_stylesheet_purge_keeps_what_is_used():
     out = book_slim.purge_unused_rules(css, {"btn", "used", "tooltip-arrow"}, ("bs-",))
     assert out == ('@charset "UTF-8";.btn{color:red}@media (min-width:9px){.used{c:d}}@font-face{font-family:F}'
                    '.bs-tooltip-top .tooltip-arrow{e:f}a[href]{g:h}')
+    assert book_slim.purge_unused_rules("/* x */.a:not(.gone),:is(.b, .gone) .c{i:j}", {"a", "b", "c"}, ()) == (
+        ".a:not(.gone){i:j}")  # :not() of a class no page has still matches; :is(.b, .gone) needs .gone
     assert book_slim.DYNAMIC_PREFIX.findall('x=`bs-${name}-auto`; y="col-"+n; z="plain-text"') == ["bs-", "col-"]
+
+
+# Font Awesome's licence comment as the theme's stylesheet has it: commas, a "*/" at the end, and the
+# icon rules right after it. A hand-written splitter that cut at commas dropped the piece with "*/"
+# and left the comment open: every icon rule after it became part of the comment (issue 19).
+LICENCE_THEN_ICONS = (
+    '.unused-a{x:1}/*!\n * Font Awesome Free 6.5.2 by @fontawesome - https://fontawesome.com\n'
+    ' * Copyright 2024 Fonticons, Inc.\n */.fa{font-family:var(--fa-style-family,"Font Awesome 6 Free")}'
+    '.fa-unused-b:before,.fa-bars:before{content:"\\f0c9"}.fa-sun:before{content:"\\f185"}'
+)
+
+
+def test_stylesheet_purge_never_leaves_a_comment_open():
+    import tinycss2
+
+    out = book_slim.purge_unused_rules(LICENCE_THEN_ICONS, {"fa", "fa-bars", "fa-sun"}, ())
+    rules = tinycss2.parse_stylesheet(out, skip_comments=True, skip_whitespace=True)
+    preludes = [tinycss2.serialize(r.prelude) for r in rules if r.type == "qualified-rule"]
+    assert preludes == [".fa", ".fa-bars:before", ".fa-sun:before"], out
+    assert book_slim.icon_rules(out) == {"bars": "f0c9", "sun": "f185"}, out
+    assert "Font Awesome Free 6.5.2" in out, "the licence comment (/*! ... */) is kept"
+
+
+def test_icon_rules_inside_a_comment_are_no_icon_rules():
+    assert book_slim.icon_rules('/* .fa-bars:before{content:"\\f0c9"} */.fa-sun:before{content:"\\f185"}') == {
+        "sun": "f185"}
+    with pytest.raises(book_slim.SlimError, match="does not parse"):
+        book_slim.purge_unused_rules(".a{x:1}}", {"a"}, ())
 
 
 def test_glossary_acronyms_become_search_aliases():
@@ -404,3 +435,46 @@ def test_figures_are_within_budget_and_report_runs(book_html, capsys):
     assert "total on disk" in printed and "heaviest pages" in printed
     with capsys.disabled():
         print("\n" + printed)
+
+
+def test_citations_open_their_own_list_or_the_bibliography(book_html):
+    """A citation links to the list at the end of its own page or to the bibliography page; "Vaswani et
+    al., 2017" on the home page used to open the end of chapter 16 (issue 19, item 6)."""
+    bibliography = soup(book_html, "book/bibliography")
+    entries = {div["id"] for div in bibliography.select("div.citation[id]")}
+    assert len(entries) >= 20 and all(e.startswith("cite-all-") for e in entries), sorted(entries)[:5]
+    problems, count = [], 0
+    for docname in PAGES:
+        doc = soup(book_html, docname)
+        for a in doc.select("main a.reference.internal[href*='#cite-']"):
+            count += 1
+            page, _, anchor = a["href"].partition("#")
+            own = page in ("", docname.rsplit("/", 1)[-1] + ".html")
+            if own and doc.find(id=anchor) is None:
+                problems.append(f"{docname}: {a.get_text()!r} -> #{anchor}, not on the page")
+            elif not own and (not page.endswith("bibliography.html") or anchor not in entries):
+                problems.append(f"{docname}: {a.get_text()!r} -> {a['href']} (another page's list)")
+    assert count >= 50, f"only {count} citations found"
+    assert not problems, "\n".join(problems[:20])
+
+
+def test_display_formulas_stack_where_they_can_break():
+    narrow = book_math.narrow_tex
+    assert narrow(r"a = \sin(x), \qquad b = \cos(x).") == r"\begin{gathered}a = \sin(x),\\{}b = \cos(x).\end{gathered}"
+    assert narrow(r"z = x + y = e^{i\phi}") == r"\begin{gathered}z = x + y\\{}= e^{i\phi}\end{gathered}"
+    # nothing at the top level: braces, \left...\right and environments hide their = and \quad
+    assert narrow(r"f\left(a = b \quad c\right) = \frac{x = 1}{2}") is None
+    assert narrow(r"\begin{pmatrix} a = 1 \\ b = 2 \end{pmatrix} = M") is None
+    assert narrow(r"\begin{aligned}a &= b\\ &= c\end{aligned}") is None
+
+
+def test_punctuation_after_a_formula_stays_with_it():
+    from docutils import nodes
+
+    para = nodes.paragraph("", "", nodes.Text("index "), nodes.math("", "i"), nodes.Text(", and ."),
+                           nodes.math("", "x" * 40), nodes.Text(". End"))
+    book_math.keep_punctuation_attached(None, para, "page")
+    box = para[1]
+    assert isinstance(box, nodes.inline) and box["classes"] == ["book-nowrap"], para.pformat()
+    assert box.astext() == "i," and str(para[2]) == " and ."  # the later "." of the text is untouched
+    assert str(para[4]) == book_math.WORD_JOINER + ". End"  # a long formula may wrap: a word joiner

@@ -1,0 +1,56 @@
+"""The loader of real position tables (pe_lib.analysis.pretrained_table) on small safetensors files written here."""
+
+import hashlib
+import zipfile
+
+import numpy as np
+import pytest
+from safetensors.numpy import save_file
+
+import pe_lib
+from pe_lib.analysis import pretrained_table as pt
+
+
+@pytest.fixture
+def weights(tmp_path):
+    table = np.arange(12, dtype=np.float32).reshape(4, 3) / 8  # exact in float32
+    path = tmp_path / "model.safetensors"
+    save_file({pt.POSITION_TENSOR: table, "other.bias": np.ones(3, np.float32)}, str(path))
+    return path, table
+
+
+def test_reads_the_named_tensor(weights):
+    path, table = weights
+    loaded = pe_lib.load_position_table(path)
+    assert loaded.dtype == np.float64 and loaded.shape == (4, 3)
+    np.testing.assert_array_equal(loaded, table)
+
+
+def test_reads_from_inside_a_zip_and_checks_the_hash(weights, tmp_path):
+    path, table = weights
+    archive = tmp_path / "model.zip"
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("config.json", "{}")
+        z.write(path, "model.safetensors")
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    np.testing.assert_array_equal(pe_lib.load_position_table(archive, sha256=sha), table)
+    with pytest.raises(ValueError, match="not the pinned file"):
+        pe_lib.load_position_table(archive, sha256="f" * 64)
+    with pytest.raises(ValueError, match="has no 'weights.safetensors'.*config.json"):
+        pe_lib.load_position_table(archive, member="weights.safetensors")
+
+
+def test_bad_tensor_names_and_shapes(weights):
+    path, _ = weights
+    with pytest.raises(ValueError, match="no tensor 'missing'.*embeddings.position_embeddings.weight, other.bias"):
+        pe_lib.load_position_table(path, name="missing")
+    with pytest.raises(ValueError, match=r"has shape \(3,\)"):
+        pe_lib.load_position_table(path, name="other.bias")
+
+
+def test_the_installed_minilm_table():
+    table = pe_lib.minilm_position_table()
+    assert table.shape == (512, 384) and not table.flags.writeable
+    norms = np.linalg.norm(table, axis=1)
+    # measured when the package was chosen (issue 18): 2.36 at position 0, 0.97 at 511
+    assert norms[0] == pytest.approx(2.36, abs=0.005) and norms[511] == pytest.approx(0.97, abs=0.005)

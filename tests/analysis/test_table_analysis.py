@@ -1,0 +1,56 @@
+"""Looks at a position table (pe_lib.analysis.table_analysis): tables whose answers are known by hand."""
+
+import numpy as np
+import pytest
+
+import pe_lib
+
+
+def test_dot_by_offset_by_hand():
+    table = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
+    # offset 0: (1 + 2 + 4) / 3; offset 1: (P0.P1 + P1.P2) / 2 = (1 + 2) / 2; offset 2: P0.P2 = 0
+    np.testing.assert_allclose(pe_lib.dot_by_offset(table), [7 / 3, 1.5, 0.0])
+
+
+def test_sinusoidal_dot_profile_is_the_formula():
+    np.testing.assert_allclose(pe_lib.dot_by_offset(pe_lib.sinusoidal(64, 16))[:20], pe_lib.dot_profile(20, 16),
+                               atol=1e-12)
+
+
+def test_cosine_profile_ignores_row_lengths():
+    table = np.array([[1.0, 0.0], [0.0, 3.0], [-2.0, 0.0]])  # 90 degrees between neighbours, 180 at offset 2
+    np.testing.assert_allclose(pe_lib.cosine_profile(table), [1.0, 0.0, -1.0], atol=1e-15)
+
+
+def test_column_frequencies_find_planted_waves():
+    p = np.arange(64)
+    table = np.stack([np.cos(2 * np.pi * 5 * p / 64), np.sin(2 * np.pi * 12 * p / 64) + 3.0], axis=1)
+    np.testing.assert_allclose(pe_lib.column_frequencies(table), [5 / 64, 12 / 64])
+
+
+def test_principal_components_of_a_line_and_a_circle():
+    t = np.linspace(0, 1, 9)
+    line = np.outer(t, [3.0, 4.0, 0.0])  # all variance along one direction
+    coords, shares = pe_lib.principal_components(line, 1)
+    np.testing.assert_allclose(shares, [1.0, 0.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(np.abs(coords[:, 0]), np.abs(5 * (t - t.mean())), atol=1e-12)
+    angle = 2 * np.pi * np.arange(8) / 8
+    circle = np.stack([np.cos(angle), np.sin(angle), np.zeros(8)], axis=1)
+    _, shares = pe_lib.principal_components(circle, 2)
+    np.testing.assert_allclose(shares, [0.5, 0.5, 0.0], atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: pe_lib.dot_by_offset(np.ones(4)), r"2-D array.*got shape \(4,\)"),
+        (lambda: pe_lib.dot_by_offset(np.ones((1, 4))), ">= 2 rows"),
+        (lambda: pe_lib.dot_by_offset([[1.0, np.nan], [0.0, 1.0]]), "non-finite"),
+        (lambda: pe_lib.cosine_profile([[1.0, 0.0], [0.0, 0.0]]), "a row of the table is zero"),
+        (lambda: pe_lib.principal_components(np.eye(3), 4), "k must be an integer between 1 and 3"),
+        (lambda: pe_lib.principal_components(np.eye(3), True), "k must be an integer"),
+    ],
+)
+def test_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

@@ -1,0 +1,87 @@
+"""The stored runs of chapter 20 (pe_lib.trained.text_runs): still made by the current code, and one of them
+trained again from scratch gives the same numbers; saving and loading models; the experiment's layout."""
+
+import pathlib
+
+import numpy as np
+import pytest
+
+import pe_lib
+from pe_lib.trained import text_runs
+
+RESULTS = pathlib.Path(__file__).resolve().parents[2] / "notebooks" / "results"
+STORED = RESULTS / "20_on_real_text.json"
+TOLERANCE = 0.005  # bits per character: one seed alone against the same seed trained in a vmapped batch of three
+
+
+@pytest.fixture(scope="module")
+def stored():
+    return text_runs.load_results(STORED)
+
+
+def test_stored_results_come_from_the_current_code(stored):
+    assert stored["code_version"] == text_runs.code_version(), (
+        "the code behind notebooks/results/20_on_real_text.json changed since it was stored: run make experiments")
+    assert stored["settings"] == text_runs.SETTINGS and stored["n_characters"] == text_runs.N_CHARACTERS
+
+
+def test_one_stored_configuration_again_from_scratch(stored):
+    encoding, seed = "alibi", stored["seeds"][0]
+    settings = stored["settings"] | {"learning_rate": stored["learning_rates"][encoding]}
+    model = pe_lib.train_transformer("text", encoding, seed=seed, progress=False, **settings)
+    for k in (0, len(stored["lengths"]) - 1):  # the training length and the longest
+        again = pe_lib.task_loss(model, stored["lengths"][k], n_characters=stored["n_characters"])
+        assert again == pytest.approx(stored["bpc"][encoding][0][k], abs=TOLERANCE), stored["lengths"][k]
+
+
+def test_stored_models_are_seed_zero_of_the_results(stored):
+    models = text_runs.load_models(RESULTS / "20_on_real_text_models.npz")
+    assert [m.encoding for m in models] == ["none", "learned"]
+    for m in models:
+        assert m.config.seed == 0 and m.seq_len == stored["settings"]["seq_len"]
+        assert m.config.learning_rate == stored["learning_rates"][m.encoding]
+
+
+def test_save_and_load_models(tmp_path):
+    models = pe_lib.train_transformers("text", "learned", seeds=(3, 4), seq_len=4, steps=2, d_model=8, n_layers=1,
+                                       batch_size=2, progress=False)
+    text_runs.save_models(models, tmp_path / "m.npz")
+    loaded = text_runs.load_models(tmp_path / "m.npz")
+    for a, b in zip(models, loaded, strict=True):
+        assert a.config == b.config
+        np.testing.assert_array_equal(a.losses, b.losses)
+        np.testing.assert_array_equal(a.params["pos"], b.params["pos"])
+        np.testing.assert_array_equal(a.params["blocks"][0]["w_q"], b.params["blocks"][0]["w_q"])
+        np.testing.assert_array_equal(a.initial_params["embed"], b.initial_params["embed"])
+
+
+def test_experiment_layout_and_learned_lengths():
+    results, models = text_runs.text_experiment(("learned", "none"), seeds=(0,), factors=(1, 2), n_characters=64,
+                                                learning_rates={"none": 0.01}, steps=2, seq_len=4, d_model=8,
+                                                n_layers=1, batch_size=2, progress=False)
+    assert results["lengths"] == [4, 8] and results["learning_rates"] == {"learned": 3e-3, "none": 0.01}
+    assert results["bpc"]["learned"][0][1] is None and results["bpc"]["none"][0][1] > 0  # no row 4..7
+    assert results["code_version"] == text_runs.code_version() and len(models["none"]) == 1
+    assert models["none"][0].config.learning_rate == 0.01
+
+
+def test_search_and_best_rates():
+    found = text_runs.settings_search(("none",), learning_rates=(1e-3, 1e-2), steps=2, seq_len=4, d_model=8,
+                                      n_layers=1, batch_size=2, progress=False)
+    assert set(found["none"]) == {"0.001", "0.01"} and all(v > 0 for v in found["none"].values())
+    assert text_runs.best_rates({"a": {"0.001": 2.5, "0.01": 2.4}, "b": {"0.001": 1.0, "0.01": 3.0}}) == {
+        "a": 0.01, "b": 0.001}
+
+
+def test_validation_text_is_apart_from_the_scored_text():
+    held_out = pe_lib.corpus_split("kjv")[1]
+    validation = text_runs.validation_text()
+    assert len(validation) == text_runs.N_CHARACTERS + 1
+    assert held_out.index(validation) >= text_runs.N_CHARACTERS + 1  # after the characters the results score
+
+
+def test_save_and_load_results(tmp_path):
+    results = {"bpc": {"none": [[2.5, None]]}, "lengths": [4, 8], "code_version": "abc"}
+    text_runs.save_results(results, tmp_path / "r.json")
+    assert text_runs.load_results(tmp_path / "r.json") == results
+    assert (tmp_path / "r.json").read_text().endswith("}\n")
