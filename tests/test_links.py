@@ -223,8 +223,6 @@ def every_label() -> dict[str, tuple[str, list[str]]]:
 
 # What was wrong when the check was written (issue 20): (document, a piece of the problem) -> the fix.
 KNOWN_LINK_FINDINGS: dict[tuple[str, str], str] = {
-    ("book/errata", 'section "Through the layers, trained"'):
-        "chapter 16 was rewritten on main and has no such section any more: name the section that now holds it",
 }  # fmt: skip
 
 

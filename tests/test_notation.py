@@ -140,12 +140,6 @@ def findings(file: str) -> tuple[tuple[str, str, str], ...]:
 
 # The conflicts found when this check was written (issue 20): (file, rule, a piece of the excerpt) -> fix.
 KNOWN_NOTATION_FINDINGS: dict[tuple[str, str, str], str] = {
-    ("notebooks/16_what_was_learned.ipynb", "k-offset", "lookback with $k = 1$"):
-        "cell 5: the lookback task's offset is not the pair index: call it Delta (or 'offset'); chapters 14-16's issue",
-    ("notebooks/16_what_was_learned.ipynb", "k-offset", "$k$ places back"): "cell 5: as above",
-    ("notebooks/16_what_was_learned.ipynb", "k-offset", "offset $k$"): "cell 13: as above (the lookback offset)",
-    ("notebooks/16_what_was_learned.ipynb", "delta-sign", "\\Delta = i - j"):
-        "cell 5: Delta = i - j is query minus key; the book's Delta is n - m (pe_lib.attention_offsets says i - j too)",
 }  # fmt: skip
 
 
