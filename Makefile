@@ -129,13 +129,14 @@ bench: venv
 MUTATE_ENCODINGS := encodings.frequencies encodings.sinusoidal encodings.shift encodings.rope encodings.alibi \
   encodings.t5 encodings.precision encodings.variants encodings.hands
 MUTATE_ANALYSIS := analysis.similarity analysis.embedding analysis.relative analysis.probe analysis.linear_fit \
-  analysis.base_analysis analysis.classifier
+  analysis.base_analysis analysis.classifier analysis.pretrained_table analysis.table_analysis
 MUTATE_MODERN := modern.rope_scaling modern.context_extension modern.timestep modern.grid modern.mrope modern.resample \
   modern.cache_shift modern.packing modern.padding modern.serving
 MUTATE_TRAINED := trained.transformer trained.tasks trained.training trained.runs trained.model_analysis \
-  trained.baselines trained.attention_offsets trained.explicit_positions trained.head_terms
+  trained.baselines trained.attention_offsets trained.explicit_positions trained.head_terms trained.protocol \
+  trained.corpus trained.language_model trained.text_runs
 MUTATE ?= $(MUTATE_ENCODINGS) numpy_model.attention numpy_model.layers $(MUTATE_ANALYSIS) $(MUTATE_MODERN) \
-  $(MUTATE_TRAINED) book.numbers book.rounding _validate
+  $(MUTATE_TRAINED) book.numbers book.rounding book.installed _validate
 MUTATE_JOBS ?= 2
 
 $(VENV)/.mutate-installed: requirements-mutate.txt $(VENV)/.installed
