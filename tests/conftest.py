@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, settings
 
 from pe_lib.book.machine import NUMPY_ENV
 
-# nbval's kernels are started by this process and inherit its environment: the notebooks' printed digits
-# are checked with the numpy kernels that made them (see pe_lib/book/machine.py)
+# the tests that start kernels or subprocesses themselves (test_pipeline) inherit it; nbval run on the
+# notebooks by hand gets it from notebooks/conftest.py (see pe_lib/book/machine.py)
 for _name, _value in NUMPY_ENV.items():
     os.environ.setdefault(_name, _value)
 
