@@ -13,6 +13,7 @@ from .context_extension import (
     yarn_frequencies,
     yarn_ramp,
 )
+from .conventions import TIMESTEP_CONVENTIONS, layout_misread_permutation, permuted_qk, timestep_convention_match
 from .grid import sinusoidal_2d
 from .mrope import mrope, mrope_positions
 from .packing import (
@@ -32,6 +33,7 @@ __all__ = [
     "config_rope_frequencies",
     "cu_seq_lens",
     "cubic_kernel",
+    "layout_misread_permutation",
     "documents_from_position_ids",
     "generation_position_ids",
     "llama_cpp_frequencies",
@@ -43,6 +45,7 @@ __all__ = [
     "packed_document_ids",
     "packed_position_ids",
     "pad_batch",
+    "permuted_qk",
     "padding_mask",
     "pi_frequencies",
     "position_ids_from_mask",
@@ -54,7 +57,9 @@ __all__ = [
     "RopeScalingWarning",
     "serving_settings",
     "sinusoidal_2d",
+    "timestep_convention_match",
     "timestep_embedding",
+    "TIMESTEP_CONVENTIONS",
     "yarn_attention_factor",
     "yarn_correction_range",
     "yarn_frequencies",
