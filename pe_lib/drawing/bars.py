@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import matplotlib
 import numpy as np
+from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
+from matplotlib.patches import Circle
 
 from .._validate import check_base, check_d_model, check_positions
 from ..encodings.frequencies import frequencies
@@ -71,14 +73,14 @@ def encoding_bars(
     header = 1.05
     total_w = label_width + n_pairs * GROUP_WIDTH
     total_h = header + pos.size * ROW_HEIGHT
-    fig, ax = new_figure(width=width, height=width * total_h / total_w, dpi=dpi)
+    height = round(width * dpi * total_h / total_w) / dpi  # whole pixels, so that a 2x PNG is exactly twice
+    fig, ax = new_figure(width=width, height=height, dpi=dpi)
     ax.set_xlim(0, total_w)
     ax.set_ylim(-total_h + header, header)
     ax.set_aspect("equal")
     ax.set_axis_off()
     colours = matplotlib.colormaps[TABLE_CMAP]
-    theta = np.linspace(0, 2 * np.pi, 97)
-    centres, arrows = [], []
+    centres, arrows, guides = [], [], []
     for k in range(n_pairs):
         x0 = label_width + k * GROUP_WIDTH
         ax.text(x0 + 0.95, 0.8, f"pair {k}", ha="center", va="center", fontsize=11, fontweight="bold")
@@ -90,7 +92,7 @@ def encoding_bars(
         ax.text(0.05, y, f"pos {p:g}", ha="left", va="center", fontsize=11)
         for k in range(n_pairs):
             x0 = label_width + k * GROUP_WIDTH
-            ax.plot([x0 - 0.05, x0 + 0.87], [y, y], color="0.6", lw=0.6)
+            guides.append([(x0 - 0.05, y), (x0 + 0.87, y)])  # the bars' zero line
             for c, j in enumerate((2 * k, 2 * k + 1)):
                 v = table[r, j]
                 rect = ax.bar(
@@ -99,10 +101,11 @@ def encoding_bars(
                 )[0]
                 rect.set_gid(f"PE({p:g},{j})")
             cx = x0 + 1.5
-            ax.plot(cx + DIAL_RADIUS * np.cos(theta), y + DIAL_RADIUS * np.sin(theta), color="0.55", lw=0.8)
-            ax.plot([cx, cx + DIAL_RADIUS], [y, y], color="0.8", lw=0.6)  # angle 0
+            ax.add_patch(Circle((cx, y), DIAL_RADIUS, fill=False, edgecolor="0.55", linewidth=0.8))
+            guides.append([(cx, y), (cx + DIAL_RADIUS, y)])  # angle 0
             centres.append((cx, y))
             arrows.append((table[r, 2 * k + 1], table[r, 2 * k]))  # (cos, sin)
+    ax.add_collection(LineCollection(guides, colors="0.65", linewidths=0.6))
     centres, arrows = np.array(centres), DIAL_RADIUS * np.array(arrows)
     ax.quiver(
         centres[:, 0], centres[:, 1], arrows[:, 0], arrows[:, 1],

@@ -82,6 +82,10 @@ def test_the_figure_fits_the_text_column():
     fig = pe_lib.encoding_bars([0, 1, 2, 10, 100])
     w, h = fig.get_size_inches() * fig.dpi
     assert w == 640 and 300 < h < 500
+    for width, dpi in [(6.4, 100), (5.0, 72), (7.3, 100)]:  # whole pixels: pe_lib.show's 2x PNG is exactly twice
+        fig = pe_lib.encoding_bars(3, 6, width=width, dpi=dpi)
+        h = fig.get_size_inches()[1] * dpi
+        assert h == pytest.approx(round(h), abs=1e-9)
 
 
 @pytest.mark.parametrize(("args", "kwargs", "match"), [
