@@ -69,8 +69,8 @@ def encoding_bars(
     table = sinusoidal(pos, d_model, base=base)
     omega = frequencies(d_model, base=base)
     n_pairs = d_model // 2
-    label_width = 1.3
-    header = 1.05
+    label_width = 1.5
+    header = 1.3
     total_w = label_width + n_pairs * GROUP_WIDTH
     total_h = header + pos.size * ROW_HEIGHT
     height = round(width * dpi * total_h / total_w) / dpi  # whole pixels, so that a 2x PNG is exactly twice
@@ -83,13 +83,13 @@ def encoding_bars(
     centres, arrows, guides = [], [], []
     for k in range(n_pairs):
         x0 = label_width + k * GROUP_WIDTH
-        ax.text(x0 + 0.95, 0.8, f"pair {k}", ha="center", va="center", fontsize=11, fontweight="bold")
-        ax.text(x0 + 0.95, 0.42, rf"$\omega_{k}$ = {omega[k]:.3g}", ha="center", va="center", fontsize=10)
-        ax.text(x0 + 0.2, 0.08, "sin", ha="center", va="center", fontsize=9, color="0.3")
-        ax.text(x0 + 0.62, 0.08, "cos", ha="center", va="center", fontsize=9, color="0.3")
+        ax.text(x0 + 0.95, 1.02, f"pair {k}", ha="center", va="center", fontsize=14, fontweight="bold")
+        ax.text(x0 + 0.95, 0.55, rf"$\omega_{k}$ = {omega[k]:.3g}", ha="center", va="center", fontsize=12)
+        ax.text(x0 + 0.2, 0.08, "sin", ha="center", va="center", fontsize=10, color="0.3")
+        ax.text(x0 + 0.62, 0.08, "cos", ha="center", va="center", fontsize=10, color="0.3")
     for r, p in enumerate(pos):
         y = -(r + 0.5) * ROW_HEIGHT
-        ax.text(0.05, y, f"pos {p:g}", ha="left", va="center", fontsize=11)
+        ax.text(0.05, y, f"pos {p:g}", ha="left", va="center", fontsize=14)
         for k in range(n_pairs):
             x0 = label_width + k * GROUP_WIDTH
             guides.append([(x0 - 0.05, y), (x0 + 0.87, y)])  # the bars' zero line
