@@ -202,6 +202,8 @@ ADDED = [
     "dot_by_offset",  # issue 18: chapter 20, real text
     "encode_text",  # issue 18: chapter 20, real text
     "held_out_windows",  # issue 18: chapter 20, real text
+    "encoding_bars",  # issue 19 item 12: the opening figure of chapter 3, the home and ten-minute pages
+    "shown",  # issue 19 item 12: pe_lib.show's image as an object, for myst-nb's glue
     "load_position_table",  # issue 18: chapter 20, real text
     "minilm_position_table",  # issue 18: chapter 20, real text
     "principal_components",  # issue 18: chapter 20, real text

@@ -3,7 +3,7 @@ stores it), the training progress line, and number formatting for the prose.
 Used by every chapter; change it only together with the website (tests/browser).
 """
 
-from .figures import figure_digest, show
+from .figures import figure_digest, show, shown
 from .numbers import magnitude_text
 from .rounding import below
 
@@ -12,4 +12,5 @@ __all__ = [
     "figure_digest",
     "magnitude_text",
     "show",
+    "shown",
 ]

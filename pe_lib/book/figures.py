@@ -137,15 +137,25 @@ def _png(fig: Figure, dpi: float) -> bytes:
     return encode_png(rgba)
 
 
-def show(fig: Figure, *, alt: str) -> None:
-    """Display ``fig`` in a notebook as a 2x PNG with ``alt`` text and its :func:`figure_digest`.
+class ShownFigure:
+    """A figure as :func:`show` displays it: ``bundle`` (2x PNG, digest) and ``metadata`` (size, alt).
 
-    ``alt``: what the figure shows, in a sentence or two, for readers who cannot see it (not a
-    file name). The figure must fit the text column: at most ``MAX_WIDTH_PX`` (760) pixels wide at
-    its dpi. A figure made with ``pyplot`` is closed afterwards so that it is not shown twice.
+    IPython displays it through ``_repr_mimebundle_``, so myst-nb's ``glue`` stores exactly this image,
+    sized and described as in the chapter, for another page to paste with ``{glue:figure}``.
     """
-    from IPython.display import display  # only notebooks call this
 
+    def __init__(self, bundle: dict, metadata: dict):
+        self.bundle, self.metadata = bundle, metadata
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return dict(self.bundle), {k: dict(v) for k, v in self.metadata.items()}
+
+
+def shown(fig: Figure, *, alt: str) -> ShownFigure:
+    """What :func:`show` displays, as an object: pass it to ``myst_nb.glue`` to reuse a figure on a page.
+
+    Checks ``fig`` and ``alt`` as :func:`show` does. Returns a :class:`ShownFigure`.
+    """
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
     if not isinstance(alt, str) or len(alt.split()) < 4 or alt.strip().lower().endswith((".png", ".svg", ".jpg")):
@@ -159,7 +169,20 @@ def show(fig: Figure, *, alt: str) -> None:
     png = base64.b64encode(_png(fig, RESOLUTION * fig.dpi)).decode("ascii")
     bundle = {"image/png": png, "text/plain": figure_digest(fig)}
     metadata = {"image/png": {"width": int(w), "height": int(h), "alt": " ".join(alt.split())}}
-    display(bundle, raw=True, metadata=metadata)
+    return ShownFigure(bundle, metadata)
+
+
+def show(fig: Figure, *, alt: str) -> None:
+    """Display ``fig`` in a notebook as a 2x PNG with ``alt`` text and its :func:`figure_digest`.
+
+    ``alt``: what the figure shows, in a sentence or two, for readers who cannot see it (not a
+    file name). The figure must fit the text column: at most ``MAX_WIDTH_PX`` (760) pixels wide at
+    its dpi. A figure made with ``pyplot`` is closed afterwards so that it is not shown twice.
+    """
+    from IPython.display import display  # only notebooks call this
+
+    figure = shown(fig, alt=alt)
+    display(figure.bundle, raw=True, metadata=figure.metadata)
     if fig.canvas.manager is not None:  # made by pyplot: close it, or the inline backend shows it again
         import matplotlib.pyplot as plt
 

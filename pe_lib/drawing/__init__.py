@@ -1,8 +1,9 @@
-"""Drawing and widgets: heatmaps and plots, the clock and its HTML player, the explorers of
-chapters 4 and 9, and the live-figure cache that redraws a widget's figure in place.
-matplotlib and ipywidgets live here only. Used by chapters 1, 2, 4-7, 9 and 16.
+"""Drawing and widgets: heatmaps, plots, encodings as bars and dials (ch. 3 and the home page), the
+clock and its HTML player, the explorers of ch. 4 and 9, the live-figure cache of the widgets.
+matplotlib and ipywidgets live here only. Used by chapters 1-7, 9 and 16.
 """
 
+from .bars import encoding_bars
 from .base_explorer import base_explorer, draw_base_overview
 from .clock import clock_animation_html, clock_widget, draw_clock, draw_word_circles
 from .explorer import explorer_figure, explorer_summary, explorer_widget
@@ -18,6 +19,7 @@ __all__ = [
     "draw_base_overview",
     "draw_clock",
     "draw_word_circles",
+    "encoding_bars",
     "explorer_figure",
     "explorer_summary",
     "explorer_widget",

@@ -184,3 +184,21 @@ def test_a_figure_with_transparency_keeps_its_alpha_exactly():
 def test_encode_png_rejects_what_is_not_an_rgba_image(bad):
     with pytest.raises(ValueError, match=r"rgba must be a \(height, width, 4\) uint8 array, got"):
         figures.encode_png(bad)
+
+
+def test_shown_is_what_show_displays_and_what_glue_stores():
+    fig = _figure([0.0, 1.0])
+    alt = "A line, a small image, two bars and two dots."
+    with mock.patch("IPython.display.display") as display:
+        pe_lib.show(fig, alt=alt)
+    (bundle,), kwargs = display.call_args
+    figure = pe_lib.shown(fig, alt=alt)
+    assert figure.bundle == bundle and figure.metadata == kwargs["metadata"]
+    # IPython (and so myst_nb.glue) formats it into the same image, size and alt text
+    import IPython.core.formatters
+
+    data, metadata = IPython.core.formatters.format_display_data(figure)
+    assert data["image/png"] == bundle["image/png"] and data["text/plain"] == bundle["text/plain"]
+    assert metadata["image/png"] == {"width": 600, "height": 300, "alt": alt}
+    with pytest.raises(ValueError, match="alt must describe"):
+        pe_lib.shown(fig, alt="a plot")

@@ -478,3 +478,21 @@ def test_punctuation_after_a_formula_stays_with_it():
     assert isinstance(box, nodes.inline) and box["classes"] == ["book-nowrap"], para.pformat()
     assert box.astext() == "i," and str(para[2]) == " and ."  # the later "." of the text is untouched
     assert str(para[4]) == book_math.WORD_JOINER + ". End"  # a long formula may wrap: a word joiner
+
+
+@pytest.mark.parametrize("docname", ["book/intro", "book/ten_minutes"])
+def test_a_pasted_figure_is_the_chapters_image_with_its_alt_text_size_and_caption(book_html, docname):
+    # issue 19 item 12: chapter 3 glues its opening picture; the page pastes it ({glue} with :doc:)
+    nb = nbformat.read(ROOT / "notebooks" / "03_the_formula.ipynb", as_version=4)
+    (meta,) = [o["metadata"]["image/png"] for c in nb.cells if c.get("id") == "picture-code"
+               for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    chapter_img = soup(book_html, "notebooks/03_the_formula").find("img", alt=meta["alt"])
+    figure = soup(book_html, docname).find("figure", id="figure-encoding-bars")
+    assert chapter_img is not None and figure is not None, "the picture is missing from chapter 3 or the page"
+    img = figure.find("img")
+    assert img["alt"] == meta["alt"]  # not the file name that myst-nb gives a pasted image
+    assert img["src"].split("/")[-1] == chapter_img["src"].split("/")[-1]  # the same file, not a copy
+    assert f"width: {meta['width']}px" in img.get("style", "")
+    caption = figure.find("figcaption")
+    assert caption is not None and meta["alt"] in caption.get_text(" ", strip=True)
+    assert caption.find("a", href=re.compile(r"03_the_formula\.html$"))
