@@ -81,6 +81,11 @@ def remove_once(pattern: re.Pattern, html: str, what: str, page: Path, expected:
     return out
 
 
+# a class attribute naming one of sphinx-design's classes (sd-card, sd-tab-set, ...): prose such as
+# "sd-scripts" (chapter 19) does not need its stylesheet
+DESIGN_CLASS = re.compile(r'class="[^"]*\bsd-')
+
+
 def slim_page(html: str, page: Path, *, is_search: bool) -> str:
     """One page without the Font Awesome script, the search scripts (except on the search page),
     the preloads that compete with the stylesheets for the first paint, and the assets of
@@ -89,7 +94,7 @@ def slim_page(html: str, page: Path, *, is_search: bool) -> str:
     html = remove_once(SCRIPT_PRELOADS, html, "script preloads", page, 2)
     if not is_search:
         html = remove_once(SEARCH_SCRIPTS, html, "search script tags", page, 3)
-    if "sd-" not in DESIGN_ASSETS.sub("", html):
+    if not DESIGN_CLASS.search(DESIGN_ASSETS.sub("", html)):  # an element of sphinx-design, not the text "sd-"
         html = DESIGN_ASSETS.sub("", html)
     if 'class="cell' not in html:
         html = NOTEBOOK_CSS.sub("", html)

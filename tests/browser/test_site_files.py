@@ -289,6 +289,18 @@ def test_slimming_fails_loudly_when_the_theme_changes(tmp_path):
         book_slim.slim_page(theme_head.replace("searchindex.js", "index.js"), page, is_search=False)
 
 
+def test_sphinx_design_stylesheet_stays_only_for_its_elements(tmp_path):
+    page = tmp_path / "page.html"
+    head = ('<script defer src="../_static/scripts/fontawesome.js?digest=1"></script>\n'
+            '<link rel="preload" as="script" href="../_static/scripts/bootstrap.js?digest=1" />\n'
+            '<link rel="preload" as="script" href="../_static/scripts/pydata-sphinx-theme.js?digest=1" />\n'
+            '<link rel="stylesheet" type="text/css" href="../_static/sphinx-design.min.css?v=1" />\n')
+    prose = head + "<p>the sd-scripts pull request</p>"  # the text "sd-" is not an element of sphinx-design
+    assert "sphinx-design" not in book_slim.slim_page(prose, page, is_search=True)
+    card = head + '<div class="sd-card sd-shadow-sm">a card</div>'
+    assert "sphinx-design" in book_slim.slim_page(card, page, is_search=True)
+
+
 def test_icon_rules_are_cut_to_the_icons_used():
     css = ('.fa-bars:before,.fa-navicon:before{content:"\\f0c9"}.fa-sun:before{content:"\\f185"}'
            '.fa-lg{font-size:1.25em}:root{--pst-icon-external-link:"\uf35d"}')
