@@ -52,8 +52,8 @@ def encoding_bars(
     of column ``2k+1`` (:math:`\cos pos\,\omega_k`), both ``BAR_UNIT`` tall per unit of value, up
     from the row's baseline when positive, and coloured on the heat maps' scale ``[-1, 1]``; and a
     dial whose arrow, from the centre, is ``DIAL_RADIUS`` times
-    :math:`(\cos pos\,\omega_k, \sin pos\,\omega_k)`: the angle :math:`pos\,\omega_k` measured
-    anticlockwise from "3 o'clock". The values are those of :func:`pe_lib.sinusoidal`.
+    :math:`(\sin pos\,\omega_k, \cos pos\,\omega_k)`, the sine horizontal as on chapter 5's clock: the
+    angle :math:`pos\,\omega_k` measured clockwise from "12 o'clock". The values are those of :func:`pe_lib.sinusoidal`.
 
     Returns a ``width``-inch wide :class:`~matplotlib.figure.Figure` with one axes; its bars are
     ``Rectangle`` patches with gid ``"PE(pos,j)"`` and its arrows one ``Quiver`` (``X, Y`` the dial
@@ -104,7 +104,7 @@ def encoding_bars(
             ax.add_patch(Circle((cx, y), DIAL_RADIUS, fill=False, edgecolor="0.55", linewidth=0.8))
             guides.append([(cx, y), (cx + DIAL_RADIUS, y)])  # angle 0
             centres.append((cx, y))
-            arrows.append((table[r, 2 * k + 1], table[r, 2 * k]))  # (cos, sin)
+            arrows.append((table[r, 2 * k], table[r, 2 * k + 1]))  # (sin, cos): chapter 5's clock hand
     ax.add_collection(LineCollection(guides, colors="0.65", linewidths=0.6))
     centres, arrows = np.array(centres), DIAL_RADIUS * np.array(arrows)
     ax.quiver(

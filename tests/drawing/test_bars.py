@@ -50,11 +50,11 @@ def test_each_arrow_points_at_the_angle_of_its_pair():
     n_pairs = d_model // 2
     u = np.asarray(q.U).reshape(len(positions), n_pairs)
     v = np.asarray(q.V).reshape(len(positions), n_pairs)
-    assert np.allclose(u, UNIT * table[:, 1::2])  # cos column 2k+1
-    assert np.allclose(v, UNIT * table[:, 0::2])  # sin column 2k
-    # and, from the formula written out here: angle pos * 10000^(-2k/d), anticlockwise from 3 o'clock
+    assert np.allclose(u, UNIT * table[:, 0::2])  # sin column 2k, horizontal as on chapter 5's clock
+    assert np.allclose(v, UNIT * table[:, 1::2])  # cos column 2k+1, vertical
+    # and, from the formula written out here: angle pos * 10000^(-2k/d), clockwise from 12 o'clock
     angle = positions[:, None] * 10_000.0 ** (-2 * np.arange(n_pairs) / d_model)
-    assert np.allclose(np.exp(1j * np.arctan2(v, u)), np.exp(1j * angle))
+    assert np.allclose(np.exp(1j * np.arctan2(u, v)), np.exp(1j * angle))
     assert np.allclose(np.hypot(u, v), UNIT)
 
 
