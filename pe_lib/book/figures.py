@@ -64,7 +64,8 @@ def figure_digest(fig: Figure) -> str:
     """Every number a figure draws, summarised: one line per drawn object, 4 significant digits.
 
     For each axes (in order): its title, then each line (``x`` and ``y``), image (the array), patch
-    collection or scatter (offsets and colour values) and bar (heights), each as count, min, max,
+    collection or scatter (offsets and colour values; a quiver's arrows ``U``, ``V`` too) and bar
+    (heights), each as count, min, max,
     mean and mean absolute value. Returns the lines joined by newlines; the first line starts with
     ``"Figure data"`` and gives the size in CSS pixels.
     """
@@ -91,6 +92,8 @@ def figure_digest(fig: Figure) -> str:
             arr = coll.get_array()
             if arr is not None:
                 parts.append(f"values {_stats(arr)}")
+            if hasattr(coll, "U") and hasattr(coll, "V"):  # a Quiver: its arrows, not only where they start
+                parts.append(f"arrows u {_stats(coll.U)}; v {_stats(coll.V)}")
             out.append(" ".join(parts))
         bars = [p for p in ax.patches if isinstance(p, Rectangle)]
         if bars:

@@ -202,3 +202,15 @@ def test_shown_is_what_show_displays_and_what_glue_stores():
     assert metadata["image/png"] == {"width": 600, "height": 300, "alt": alt}
     with pytest.raises(ValueError, match="alt must describe"):
         pe_lib.shown(fig, alt="a plot")
+
+
+def test_digest_changes_when_an_arrow_turns():
+    def drawn(u, v):
+        fig = Figure(figsize=(2, 2))
+        fig.add_subplot().quiver([0.0, 1.0], [0.0, 0.0], u, v)
+        return figures.figure_digest(fig)
+
+    # the same starts, arrows drawn as (cos, sin) and as (sin, cos): chapter 3's picture once had the first
+    cos_sin, sin_cos = drawn([1.0, 0.54], [0.0, 0.84]), drawn([0.0, 0.84], [1.0, 0.54])
+    assert cos_sin != sin_cos
+    assert "arrows u n=2 min=0.54 max=1" in cos_sin
