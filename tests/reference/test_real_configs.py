@@ -1,12 +1,14 @@
 r"""``pe_lib.config_rope_frequencies`` on the configs of real models, against the rotary module each model runs.
 
-Each entry holds the fields of the model's ``config.json`` that decide its rotary frequencies, with
-the Hub page they come from. The machines this book is built on cannot reach the Hub: the values were
-written from the published files as remembered, not re-read for this commit, and the links name
-``main``, not a commit (pin them, and re-check the values, from a machine that reaches the Hub). The
-other fields are left out. Phi-3.5-mini's
-and Phi-4-mini's ``short_factor``/``long_factor`` are lists of 48 searched numbers that are not copied
-here: the test puts rising random lists of that length in their place, which exercises the same code.
+Each entry holds the fields of the model's ``config.json`` that decide its rotary frequencies (the
+other fields are left out). The machines this book is built on cannot reach the Hugging Face Hub, so
+the values were checked against copies of the files kept in public GitHub repositories, each pinned
+to a commit in ``SOURCES``: a verbatim ``config.json``, a config printed by ``AutoConfig.from_pretrained``,
+or, for Llama 3.1, Meta's own code with the same constants. Entries whose ``SOURCES`` value is
+``None`` were written from the published files as remembered and not re-read (no public copy was
+found): Llama 4 Scout, Qwen2-VL, Qwen3-VL, Phi-4-mini, DeepSeek-V3. Phi-3.5-mini's two lists of 48
+searched factors are the real ones; Phi-4-mini's are not copied here: the test puts rising random lists
+of that length in their place, which exercises the same code.
 The reference side builds the model's own config class with ``AutoConfig.for_model`` (so its
 ``convert_rope_params_to_dict``/``standardize_rope_params`` run: Qwen2-VL's ``"mrope"`` becomes
 ``"default"``, Phi-3's top-level ``original_max_position_embeddings`` moves into the dict) and then the
@@ -17,6 +19,7 @@ over ``seq_len`` positions. Tolerance as in ``test_transformers_rope_scaling.py`
 from __future__ import annotations
 
 import importlib
+import re
 import warnings
 
 import numpy as np
@@ -28,7 +31,7 @@ from transformers import AutoConfig
 import pe_lib
 
 FREQ_RTOL = 8 * EPS32
-HUB = "https://huggingface.co/{}/blob/main/config.json"
+HUB = "https://huggingface.co/{}/blob/main/config.json"  # the original; the pinned copies are in SOURCES
 
 
 def _lists(seed, half=48):
@@ -36,8 +39,33 @@ def _lists(seed, half=48):
     return sorted(float(v) for v in rng.uniform(1.0, 1.2, half)), sorted(float(v) for v in rng.uniform(1.0, 60.0, half))
 
 
-PHI35_SHORT, PHI35_LONG = _lists(35)
 PHI4_SHORT, PHI4_LONG = _lists(4)
+
+# Phi-3.5-mini-instruct's searched factors, as in SOURCES["Phi-3.5-mini"]
+PHI35_SHORT = [
+    1.0, 1.0199999809265137, 1.0299999713897705, 1.0299999713897705, 1.0499999523162842,
+    1.0499999523162842, 1.0499999523162842, 1.0499999523162842, 1.0499999523162842, 1.0699999332427979,
+    1.0999999046325684, 1.1099998950958252, 1.1599998474121094, 1.1599998474121094, 1.1699998378753662,
+    1.2899998426437378, 1.339999794960022, 1.679999828338623, 1.7899998426437378, 1.8199998140335083,
+    1.8499997854232788, 1.8799997568130493, 1.9099997282028198, 1.9399996995925903, 1.9899996519088745,
+    2.0199997425079346, 2.0199997425079346, 2.0199997425079346, 2.0199997425079346, 2.0199997425079346,
+    2.0199997425079346, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914,
+    2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914,
+    2.0799996852874756, 2.0899996757507324, 2.189999580383301, 2.2199995517730713, 2.5899994373321533,
+    2.729999542236328, 2.749999523162842, 2.8399994373321533
+]
+PHI35_LONG = [
+    1.0800000429153442, 1.1100000143051147, 1.1399999856948853, 1.340000033378601, 1.5899999141693115,
+    1.600000023841858, 1.6200000047683716, 2.620000123977661, 3.2300000190734863, 3.2300000190734863,
+    4.789999961853027, 7.400000095367432, 7.700000286102295, 9.09000015258789, 12.199999809265137,
+    17.670000076293945, 24.46000099182129, 28.57000160217285, 30.420001983642578, 30.840002059936523,
+    32.590003967285156, 32.93000411987305, 42.320003509521484, 44.96000289916992, 50.340003967285156,
+    50.45000457763672, 57.55000305175781, 57.93000411987305, 58.21000289916992, 60.1400032043457,
+    62.61000442504883, 62.62000274658203, 62.71000289916992, 63.1400032043457, 63.1400032043457,
+    63.77000427246094, 63.93000411987305, 63.96000289916992, 63.970001220703125, 64.02999877929688,
+    64.06999969482422, 64.08000183105469, 64.12000274658203, 64.41000366210938, 64.4800033569336,
+    64.51000213623047, 64.52999877929688, 64.83999633789062
+]
 
 # name -> (Hub repository, model_type, transformers module, rotary class, config.json fields, sequence lengths)
 REAL = {
@@ -86,6 +114,23 @@ REAL = {
                          "original_max_position_embeddings": 4096, "type": "yarn"}}, [None]),
 }
 
+# name -> the public copy the fields were checked against, pinned to a commit (None: not re-read, see above)
+SOURCES = {
+    "Llama 3.1 8B": "https://github.com/meta-llama/llama-models/blob/43e87a37feaabe503b90511b93e23266279920da/"
+                    "models/llama3/model.py",  # apply_scaling: factor 8, low 1, high 4, original length 8192
+    "Llama 3.2 1B": "https://github.com/MatthewGoldsberry/LLM-Projects/blob/bf1733705e944f312bf5564d13932a9b6de21606/"
+                    "Llama-3.2-1B/config.json",  # a copy of the Hub file
+    "Llama 4 Scout": None,
+    "Qwen2-VL 7B": None,
+    "Qwen3-VL 8B": None,
+    "Phi-3.5-mini": "https://github.com/kevinstephano/thunder_model_blocks/blob/d84dd5ccba375ee539abc702629d048f56c3852b/"
+                    "hf_phi3/phi3_rope.py",  # AutoConfig.from_pretrained("microsoft/Phi-3.5-mini-instruct"), printed
+    "Phi-4-mini": None,
+    "gpt-oss 20B": "https://github.com/jihengzhang/jihz-gpt-oss-20b/blob/7ec89800d2b55da8f65106e8a6f794b7b6433df8/"
+                   "gpt-oss-20b/config.json",  # a copy of the Hub file
+    "DeepSeek-V3": None,
+}
+
 
 def _theirs(model_type, module_name, cls, fields, seq_len, layer_type=None):
     config = AutoConfig.for_model(model_type, **{k: dict(v) if isinstance(v, dict) else v for k, v in fields.items()})
@@ -98,7 +143,7 @@ def _theirs(model_type, module_name, cls, fields, seq_len, layer_type=None):
 @pytest.mark.parametrize("name", list(REAL))
 def test_real_config(name):
     repo, model_type, module_name, cls, fields, lengths = REAL[name]
-    assert HUB.format(repo)  # the source of the fields
+    assert HUB.format(repo)  # the original file
     for seq_len in lengths:
         theirs, their_factor = _theirs(model_type, module_name, cls, fields, seq_len)
         with warnings.catch_warnings():
@@ -139,3 +184,11 @@ def test_gemma4_layer_types():
         record(f"real configs: Gemma 4 {layer_type}: inv_freq",
                float(np.max(np.abs(ours[turning] - theirs[turning]) / ours[turning])), FREQ_RTOL, "max |Δω'_i|/ω'_i")
         assert factor == getattr(rotary, f"{layer_type}_attention_scaling") == 1.0
+
+
+def test_every_config_names_its_source():
+    """Each entry has a SOURCES line; a checked one is a GitHub file pinned to a 40-digit commit."""
+    assert set(SOURCES) == set(REAL)
+    for name, url in SOURCES.items():
+        assert url is None or re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/\S+", url), name
+    assert sum(url is not None for url in SOURCES.values()) == 4
