@@ -1,6 +1,8 @@
 """The numbers printed in the source articles, recomputed. Where an article disagrees with the
 formula, the test pins the correct value (see book/errata.md)."""
 
+import re
+
 import numpy as np
 
 import pe_lib
@@ -35,3 +37,48 @@ def test_pe1_for_d512_rounded_and_truncated():
 
 def test_pe0_is_alternating_zeros_and_ones():
     assert np.array_equal(pe_lib.sinusoidal([0], 512)[0], np.tile([0.0, 1.0], 256))
+
+
+# The five source articles, in the order of book/errata.md's list, with the public address each one
+# is linked to there (None: none found) and how that address was confirmed. This book's machines
+# cannot open the sites; each address was found in public GitHub files that link to it next to
+# something the copy the book worked from also has (issue 19, item 13).
+ARTICLES = [
+    ("Transformer's Positional Encoding", "https://kikaben.com/transformers-positional-encoding/",
+     "a file credits its figure 'positional encodings for 128 words, each vector 512 dimensions' to this "
+     "address, #chapter-4; the article's section 4 draws exactly that"),
+    ("the AIML.com answer", "https://aiml.com/explain-the-need-for-positional-encoding-in-transformer-models/",
+     "cited as 'AIML.com. Explain the need for Positional Encoding in Transformer models', and as the source of "
+     "the encoder-decoder diagram; the answer opens with that diagram and a section 'The need for ...'"),
+    ("A Gentle Introduction",
+     "https://machinelearningmastery.com/a-gentle-introduction-to-positional-encoding-in-transformer-models-part-1/",
+     "study notes quote its 'I am a robot' table with n=100 and d=4 under this address; the book's copy is a "
+     "reworded reprint of it with the same table (test_four_positions_d4_base100_table)"),
+    ("the flashcard notes", None,
+     "personal notes; their text is in a public GitHub file whose repository could not be identified"),
+    ("Kazemnejad's post", "https://kazemnejad.com/blog/transformer_architecture_positional_encoding/",
+     "the post's own BibTeX block gives this address; jitingxu1/Awesome-LLM-Learning-Path quotes its text under it"),
+]
+
+
+def _article_list() -> str:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "book" / "errata.md").read_text()
+    return text[text.index("The five articles"):text.index("\n## ")]
+
+
+def test_errata_links_each_source_article_it_can():
+    items = _items(_article_list())
+    assert len(items) == len(ARTICLES) == 5
+    for item, (short, url, _how) in zip(items, ARTICLES, strict=True):
+        assert short in item, f"the errata's list is not in ARTICLES' order at {short!r}"
+        links = re.findall(r"\]\((https?://[^)\s]+)\)", item)
+        if url is None:
+            assert links == [] and "no public address" in item, item
+        else:
+            assert links == [url], (short, links)
+
+
+def _items(block: str) -> list[str]:
+    return re.split(r"\n- ", block)[1:]
