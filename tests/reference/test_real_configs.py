@@ -2,13 +2,14 @@ r"""``pe_lib.config_rope_frequencies`` on the configs of real models, against th
 
 Each entry holds the fields of the model's ``config.json`` that decide its rotary frequencies (the
 other fields are left out). The machines this book is built on cannot reach the Hugging Face Hub, so
-the values were checked against copies of the files kept in public GitHub repositories, each pinned
-to a commit in ``SOURCES``: a verbatim ``config.json``, a config printed by ``AutoConfig.from_pretrained``,
-or, for Llama 3.1, Meta's own code with the same constants. Entries whose ``SOURCES`` value is
-``None`` were written from the published files as remembered and not re-read (no public copy was
-found): Llama 4 Scout, Qwen2-VL, Qwen3-VL, Phi-4-mini, DeepSeek-V3. Phi-3.5-mini's two lists of 48
-searched factors are the real ones; Phi-4-mini's are not copied here: the test puts rising random lists
-of that length in their place, which exercises the same code.
+the values were checked against public GitHub repositories, pinned to a commit in ``SOURCES``: copies
+of the ``config.json`` (verbatim, as ``AutoConfig`` printed it, or as an engine's preset or test
+fixture holds it) or, where no copy was found, the model's reference code with the same constants.
+``SOURCES`` says what each one confirms. Qwen2-VL's fields were written from the published file as
+remembered and not re-read (no public copy was found); so were the few fields the frequencies do not
+depend on that a source does not show (a ``max_position_embeddings``, DeepSeek-V3's
+``mscale_all_dim``). Phi-3.5-mini's and Phi-4-mini's lists of 48 searched factors are the real ones
+(two sources agree on Phi-3.5's).
 The reference side builds the model's own config class with ``AutoConfig.for_model`` (so its
 ``convert_rope_params_to_dict``/``standardize_rope_params`` run: Qwen2-VL's ``"mrope"`` becomes
 ``"default"``, Phi-3's top-level ``original_max_position_embeddings`` moves into the dict) and then the
@@ -34,14 +35,7 @@ FREQ_RTOL = 8 * EPS32
 HUB = "https://huggingface.co/{}/blob/main/config.json"  # the original; the pinned copies are in SOURCES
 
 
-def _lists(seed, half=48):
-    rng = np.random.default_rng(seed)
-    return sorted(float(v) for v in rng.uniform(1.0, 1.2, half)), sorted(float(v) for v in rng.uniform(1.0, 60.0, half))
-
-
-PHI4_SHORT, PHI4_LONG = _lists(4)
-
-# Phi-3.5-mini-instruct's searched factors, as in SOURCES["Phi-3.5-mini"]
+# The searched factors of Phi-3.5-mini-instruct and Phi-4-mini-instruct, as in SOURCES
 PHI35_SHORT = [
     1.0, 1.0199999809265137, 1.0299999713897705, 1.0299999713897705, 1.0499999523162842,
     1.0499999523162842, 1.0499999523162842, 1.0499999523162842, 1.0499999523162842, 1.0699999332427979,
@@ -67,6 +61,16 @@ PHI35_LONG = [
     64.51000213623047, 64.52999877929688, 64.83999633789062
 ]
 
+PHI4_SHORT = [1.0] * 48
+PHI4_LONG = [
+    1.0, 1.118320672, 1.250641126, 1.398617824, 1.564103225, 1.74916897, 1.956131817, 2.187582649,
+    2.446418898, 2.735880826, 3.059592084, 3.421605075, 3.826451687, 4.279200023, 4.785517845,
+    5.351743533, 5.984965424, 6.693110555, 7.485043894, 8.370679318, 9.36110372, 10.4687158, 11.70738129,
+    13.09260651, 14.64173252, 16.37415215, 18.31155283, 20.47818807, 22.90118105, 25.61086418,
+    28.64115884, 32.03, 32.1, 32.13, 32.23, 32.6, 32.61, 32.64, 32.66, 32.7, 32.71, 32.93, 32.97, 33.28,
+    33.49, 33.5, 44.16, 47.77
+]
+
 # name -> (Hub repository, model_type, transformers module, rotary class, config.json fields, sequence lengths)
 REAL = {
     "Llama 3.1 8B": ("meta-llama/Llama-3.1-8B", "llama", "llama", "LlamaRotaryEmbedding", {
@@ -80,7 +84,8 @@ REAL = {
         "rope_scaling": {"factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                          "original_max_position_embeddings": 8192, "rope_type": "llama3"}}, [None]),
     # its text_config; transformers only warns that high_freq_factor is not above low_freq_factor
-    "Llama 4 Scout": ("meta-llama/Llama-4-Scout-17B-16E", "llama4_text", "llama4", "Llama4TextRotaryEmbedding", {
+    "Llama 4 Scout": ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "llama4_text", "llama4",
+                      "Llama4TextRotaryEmbedding", {
         "head_dim": 128, "hidden_size": 5120, "num_attention_heads": 40, "num_key_value_heads": 8,
         "rope_theta": 500000.0, "max_position_embeddings": 10485760,
         "rope_scaling": {"factor": 16.0, "high_freq_factor": 1.0, "low_freq_factor": 1.0,
@@ -114,21 +119,37 @@ REAL = {
                          "original_max_position_embeddings": 4096, "type": "yarn"}}, [None]),
 }
 
-# name -> the public copy the fields were checked against, pinned to a commit (None: not re-read, see above)
+# name -> (the public GitHub file the fields were checked against, pinned to a commit, or None: not re-read;
+# what it confirms)
+GH = "https://github.com/"
+MLC = GH + "mlc-ai/mlc-llm/blob/79d603f085f50500e9509fa01785ffa7ecfaaa93/python/mlc_llm/model/model_preset.py"
 SOURCES = {
-    "Llama 3.1 8B": "https://github.com/meta-llama/llama-models/blob/43e87a37feaabe503b90511b93e23266279920da/"
-                    "models/llama3/model.py",  # apply_scaling: factor 8, low 1, high 4, original length 8192
-    "Llama 3.2 1B": "https://github.com/MatthewGoldsberry/LLM-Projects/blob/bf1733705e944f312bf5564d13932a9b6de21606/"
-                    "Llama-3.2-1B/config.json",  # a copy of the Hub file
-    "Llama 4 Scout": None,
-    "Qwen2-VL 7B": None,
-    "Qwen3-VL 8B": None,
-    "Phi-3.5-mini": "https://github.com/kevinstephano/thunder_model_blocks/blob/d84dd5ccba375ee539abc702629d048f56c3852b/"
-                    "hf_phi3/phi3_rope.py",  # AutoConfig.from_pretrained("microsoft/Phi-3.5-mini-instruct"), printed
-    "Phi-4-mini": None,
-    "gpt-oss 20B": "https://github.com/jihengzhang/jihz-gpt-oss-20b/blob/7ec89800d2b55da8f65106e8a6f794b7b6433df8/"
-                   "gpt-oss-20b/config.json",  # a copy of the Hub file
-    "DeepSeek-V3": None,
+    "Llama 3.1 8B": (GH + "NVIDIA/TensorRT-LLM/blob/151c21c6a0034712a71fb0352cf7c75ea07b7b5b/"
+                     "tests/unittest/_torch/modeling/test_modeling_llama.py",
+                     "LLAMA_3_1_8B_CONFIG, the whole config.json; MLC's llama3_1_8b preset agrees"),
+    "Llama 3.2 1B": (GH + "MatthewGoldsberry/LLM-Projects/blob/bf1733705e944f312bf5564d13932a9b6de21606/"
+                     "Llama-3.2-1B/config.json", "a copy of the file; MLC's llama3_2_1b preset agrees"),
+    "Llama 4 Scout": (GH + "meta-llama/llama-models/blob/a9c89c471f793423afd4cc3ca8671d6e56fe64cb/"
+                      "models/llama4/args.py#L72-L107",
+                      "Meta's code: base 500000, and only Scout uses scaled RoPE, with factor 16 and high_freq_factor "
+                      "1 (low 1 and length 8192 in models/llama4/model.py's apply_scaling); transformers' "
+                      "convert_llama4_weights_to_hf.py writes them as a llama3 rope_scaling, with "
+                      "max_position_embeddings 10485760 for the 16-expert instruct model"),
+    "Qwen2-VL 7B": (None, "no public copy found"),
+    "Qwen3-VL 8B": (GH + "pytorch/torchtitan/blob/fc594ef77416e254c9a4cf8205597cbf247db0d4/"
+                    "torchtitan/experiments/qwen3_vl/__init__.py#L165-L201",
+                    "the 8B variant: 32 heads of 128, 8 KV heads, base 5000000, mrope_section [24, 20, 20], "
+                    "interleaved (max_position_embeddings not shown)"),
+    "Phi-3.5-mini": (MLC + "#L497-L632", "the phi-3_5 preset, the whole config.json; AutoConfig's print of it in "
+                     "kevinstephano/thunder_model_blocks at d84dd5cc (hf_phi3/phi3_rope.py) has the same lists"),
+    "Phi-4-mini": (MLC + "#L782-L923", "the phi-4 preset (_name_or_path Phi-4-mini-instruct), the whole config.json"),
+    "gpt-oss 20B": (GH + "jihengzhang/jihz-gpt-oss-20b/blob/7ec89800d2b55da8f65106e8a6f794b7b6433df8/"
+                    "gpt-oss-20b/config.json", "a copy of the file"),
+    "DeepSeek-V3": (GH + "deepseek-ai/DeepSeek-V3/blob/9b4e9788e4a3a731f7567338ed15d3ec549ce03b/"
+                    "inference/model.py#L78-L86",
+                    "DeepSeek's inference code: rope head 64, base 10000, factor 40, original length 4096, "
+                    "beta 32 and 1, mscale 1 (the 671B sizes in inference/configs/config_671B.json; "
+                    "mscale_all_dim and max_position_embeddings not shown)"),
 }
 
 
@@ -189,6 +210,7 @@ def test_gemma4_layer_types():
 def test_every_config_names_its_source():
     """Each entry has a SOURCES line; a checked one is a GitHub file pinned to a 40-digit commit."""
     assert set(SOURCES) == set(REAL)
-    for name, url in SOURCES.items():
+    for name, (url, what) in SOURCES.items():
         assert url is None or re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/\S+", url), name
-    assert sum(url is not None for url in SOURCES.values()) == 4
+        assert what, name
+    assert [name for name, (url, _) in SOURCES.items() if url is None] == ["Qwen2-VL 7B"]
