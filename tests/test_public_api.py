@@ -210,6 +210,7 @@ ADDED = [
     "text_batch",  # issue 18: chapter 20, real text
     "text_loss",  # issue 18: bits per character (pe_lib.task_loss calls it for text models)
     "unigram_bits",  # issue 18: chapter 20, real text
+    "model_with_permuted_qk",  # issue 20: chapter 19's read_by, a whole model read by the other RoPE layout
 ]
 
 

@@ -24,6 +24,7 @@ from .tasks import TASKS, scored_positions, task_batch, task_targets
 from .training import (
     ENCODINGS,
     TrainedTransformer,
+    model_with_permuted_qk,
     task_accuracy,
     task_loss,
     train_grid,
@@ -45,6 +46,7 @@ __all__ = [
     "head_score_terms",
     "held_out_windows",
     "logits_at",
+    "model_with_permuted_qk",
     "offset_r_squared",
     "order_blind_accuracy",
     "position_table",
