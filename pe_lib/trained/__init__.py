@@ -11,6 +11,7 @@ from .head_terms import commuting_projection, commuting_share, head_score_terms,
 from .language_model import text_loss
 from .model_analysis import (
     attention_by_offset,
+    model_with_permuted_qk,
     offset_r_squared,
     position_table,
     predict,
@@ -24,7 +25,6 @@ from .tasks import TASKS, scored_positions, task_batch, task_targets
 from .training import (
     ENCODINGS,
     TrainedTransformer,
-    model_with_permuted_qk,
     task_accuracy,
     task_loss,
     train_grid,

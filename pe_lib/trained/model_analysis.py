@@ -1,6 +1,7 @@
 r"""Looking inside a trained model of :func:`pe_lib.train_transformer`: attention, residual stream, position table.
 
-All functions return numpy arrays. Usage::
+All functions return numpy arrays but :func:`model_with_permuted_qk`, which returns the model as code for
+the other RoPE layout reads it (chapter 19). Usage::
 
     model = pe_lib.train_transformer("lookback", "sinusoidal")
     tokens, _, _ = pe_lib.task_batch("lookback", 8, model.seq_len, seed=1)
@@ -13,10 +14,13 @@ All functions return numpy arrays. Usage::
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .._validate import check_finite_array
-from .training import check_length, check_model, run_model
+from ..modern.conventions import permuted_qk
+from .training import TrainedTransformer, check_length, check_model, run_model
 
 
 def _tokens(model, tokens) -> tuple[np.ndarray, bool]:
@@ -139,3 +143,17 @@ def offset_r_squared(weights, *, queries=None) -> float:
     if total == 0:
         raise ValueError("the entries are constant, so the share of their variance is undefined")
     return float(1 - np.sum((a - by_offset[offset]) ** 2) / total)
+
+
+def model_with_permuted_qk(model, perm) -> TrainedTransformer:
+    r"""The same trained model with the last axis of every head's query and key weights reordered by
+    ``perm``, :math:`W_Q[..., p]` and :math:`W_K[..., p]` in every layer (:func:`pe_lib.permuted_qk`).
+    With ``perm`` from :func:`pe_lib.layout_misread_permutation` it is the checkpoint as code written
+    for the other RoPE layout reads it (chapter 19); the identity gives the model back. The other
+    parameters, ``initial_params`` and ``losses`` are shared, not copied. Returns a new
+    :class:`TrainedTransformer`.
+    """
+    model = check_model(model)
+    if "blocks" not in model.params:
+        raise ValueError("model.params must hold the layer blocks ('blocks') of pe_lib.train_transformer")
+    return dataclasses.replace(model, params=dict(model.params, blocks=permuted_qk(model.params["blocks"], perm)))

@@ -26,7 +26,6 @@ import numpy as np
 
 from .._validate import check_choice, check_d_model, check_finite_real, check_positive_int
 from ..book._progress import Progress
-from ..modern.conventions import permuted_qk
 from .tasks import DEFAULT_OFFSET, DEFAULT_VOCAB_SIZE, check_task, is_causal, task_batch
 
 ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
@@ -459,20 +458,6 @@ def check_model(model) -> TrainedTransformer:
             f"model must be a TrainedTransformer from pe_lib.train_transformer, got {type(model).__name__}"
         )
     return model
-
-
-def model_with_permuted_qk(model, perm) -> TrainedTransformer:
-    r"""The same trained model with the last axis of every head's query and key weights reordered by
-    ``perm``, :math:`W_Q[..., p]` and :math:`W_K[..., p]` in every layer (:func:`pe_lib.permuted_qk`).
-    With ``perm`` from :func:`pe_lib.layout_misread_permutation` it is the checkpoint as code written
-    for the other RoPE layout reads it (chapter 19); the identity gives the model back. The other
-    parameters, ``initial_params`` and ``losses`` are shared, not copied. Returns a new
-    :class:`TrainedTransformer`.
-    """
-    model = check_model(model)
-    if "blocks" not in model.params:
-        raise ValueError("model.params must hold the layer blocks ('blocks') of pe_lib.train_transformer")
-    return dataclasses.replace(model, params=dict(model.params, blocks=permuted_qk(model.params["blocks"], perm)))
 
 
 def check_length(model: TrainedTransformer, seq_len) -> int:

@@ -7,7 +7,8 @@ objects (the book documents no Python objects), and then the site's own re-scori
 ``_ext/static/book_search.js`` (a page whose title names a query word, directly or through a glossary
 acronym, and the page a query word is "about", from ``_static/search_focus.js``). A test checks that
 the built files still hold the rules the port copies, and a browser test that the real search page
-puts the same page first.
+puts the same page first. The tests that need the built site are marked ``browser`` (``make browser``);
+the port's own tests, on hand-made indexes, run with the unit tests.
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ def sphinx_rank(index: dict, query: str, stopwords: set[str] = frozenset(), focu
     return rescored
 
 
+@pytest.mark.browser
 def test_the_port_uses_the_weights_of_the_sites_searchtools(book_html):
     js = (book_html / "_static" / "searchtools.js").read_text(encoding="utf-8")
     for name, weight in WEIGHTS.items():
@@ -112,6 +114,7 @@ def test_the_port_puts_first_what_the_old_site_put_first():
         "notebooks/12_rope", "notebooks/17_rope_scaling", "book/errata"]
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("query", ["rope scaling", "RoPE scaling"])
 def test_chapter_17_is_the_first_result(book_html, query):
     ranked = sphinx_rank(load_index(book_html), query, _stopwords(book_html), _focus(book_html))
@@ -139,6 +142,7 @@ def test_the_port_ranks_a_known_index():
     assert {r[1] for r in ranked} == {"a", "b", "c"}
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("query", ["rope scaling", "RoPE scaling"])
 def test_the_browser_search_agrees(browser, site, book_html, query):
     """The site's own search page, in Chromium: its first result is the port's first result."""

@@ -1,9 +1,11 @@
-"""offset_r_squared against an independent loop over the entries, on matrices whose answer is known."""
+"""offset_r_squared against an independent loop over the entries, on matrices whose answer is known; a model read
+by the other RoPE layout against columns swapped by hand."""
 
 import numpy as np
 import pytest
 
 import pe_lib
+from pe_lib.trained import training
 
 
 def r_squared_by_loops(a, rows):
@@ -56,3 +58,34 @@ def test_keys_after_the_query_are_ignored():
 def test_bad_input(weights, queries, message):
     with pytest.raises(ValueError, match=message):
         pe_lib.offset_r_squared(weights, queries=queries)
+
+
+def test_model_with_permuted_qk_reorders_only_query_and_key_columns():
+    config = training._config("lookback", "rope", seq_len=8, steps=1, seed=0, d_model=4, n_layers=2, n_heads=1,
+                              batch_size=2, learning_rate=1e-3, vocab_size=4, offset=3)
+    rng = np.random.default_rng(0)
+    blocks = [{"w_q": rng.normal(size=(1, 4, 4)), "w_k": rng.normal(size=(1, 4, 4)), "w_v": rng.normal(size=(1, 4, 4))}
+              for _ in range(2)]
+    params = {"blocks": blocks, "pos": rng.normal(size=(8, 4))}
+    model = training.TrainedTransformer(config, params, {"init": 1}, np.arange(3.0))
+    perm = np.array([0, 2, 1, 3])  # pairs (0, 1), (2, 3) read as (0, 2), (1, 3)
+    read = pe_lib.model_with_permuted_qk(model, perm)
+    for before, after in zip(blocks, read.params["blocks"], strict=True):
+        for name in ("w_q", "w_k"):  # columns 1 and 2 swap, 0 and 3 stay: written out, not via perm
+            np.testing.assert_array_equal(after[name][..., 0], before[name][..., 0])
+            np.testing.assert_array_equal(after[name][..., 1], before[name][..., 2])
+            np.testing.assert_array_equal(after[name][..., 2], before[name][..., 1])
+            np.testing.assert_array_equal(after[name][..., 3], before[name][..., 3])
+        assert after["w_v"] is before["w_v"]
+    assert read.params["pos"] is params["pos"] and read.losses is model.losses
+    assert read.initial_params is model.initial_params and read.config is model.config
+    assert model.params["blocks"] is blocks  # the model itself is untouched
+    same = pe_lib.model_with_permuted_qk(model, np.arange(4))
+    for before, after in zip(blocks, same.params["blocks"], strict=True):
+        np.testing.assert_array_equal(after["w_q"], before["w_q"])
+    with pytest.raises(ValueError, match="model must be a TrainedTransformer"):
+        pe_lib.model_with_permuted_qk(params, perm)
+    with pytest.raises(ValueError, match="must hold the layer blocks"):
+        pe_lib.model_with_permuted_qk(training.TrainedTransformer(config, {}, {}, np.zeros(0)), perm)
+    with pytest.raises(ValueError, match="perm must be a permutation of 0 .. 3"):
+        pe_lib.model_with_permuted_qk(model, [0, 1, 2])
