@@ -48,8 +48,9 @@ ARTICLES = [
      "a file credits its figure 'positional encodings for 128 words, each vector 512 dimensions' to this "
      "address, #chapter-4; the article's section 4 draws exactly that"),
     ("the AIML.com answer", "https://aiml.com/explain-the-need-for-positional-encoding-in-transformer-models/",
-     "cited as 'AIML.com. Explain the need for Positional Encoding in Transformer models', and as the source of "
-     "the encoder-decoder diagram; the answer opens with that diagram and a section 'The need for ...'"),
+     "cited under the title 'Explain the need for Positional Encoding in Transformer models', and credited for a "
+     "diagram of the sinusoidal encoding; the answer opens with such a diagram and a section 'The need for "
+     "Positional Encoding'"),
     ("A Gentle Introduction",
      "https://machinelearningmastery.com/a-gentle-introduction-to-positional-encoding-in-transformer-models-part-1/",
      "study notes quote its 'I am a robot' table with n=100 and d=4 under this address; the book's copy is a "
