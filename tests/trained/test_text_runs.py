@@ -8,6 +8,7 @@ import pytest
 
 import pe_lib
 from pe_lib.trained import text_runs
+from pe_lib.trained.language_model import text_loss
 
 RESULTS = pathlib.Path(__file__).resolve().parents[2] / "notebooks" / "results"
 STORED = RESULTS / "20_on_real_text.json"
@@ -44,6 +45,16 @@ def test_one_stored_configuration_again_from_scratch(stored):
     for k in (0, len(stored["lengths"]) - 1):  # the training length and the longest
         again = pe_lib.task_loss(model, stored["lengths"][k], n_characters=stored["n_characters"])
         assert again == pytest.approx(stored["bpc"][encoding][0][k], abs=TOLERANCE), stored["lengths"][k]
+
+
+def test_one_search_score_again_from_scratch(stored):
+    # the validation loss the stored rate was chosen by, trained again (the search's seed, the chosen rate)
+    encoding = "alibi"
+    rate = stored["learning_rates"][encoding]
+    model = pe_lib.train_transformer("text", encoding, seed=text_runs.SEARCH_SEED, progress=False,
+                                     **(stored["settings"] | {"learning_rate": rate}))
+    again = text_loss(model, stored["settings"]["seq_len"], text=text_runs.validation_text())
+    assert again == pytest.approx(stored["search"][encoding][str(rate)], abs=TOLERANCE)
 
 
 def test_stored_models_are_seed_zero_of_the_results(stored):
