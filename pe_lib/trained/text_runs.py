@@ -6,7 +6,9 @@ take, so ``make experiments`` runs :func:`text_experiment` once and stores its r
 The chapter reads them back; ``tests/trained/test_text_runs.py`` checks that the stored code version is
 the current one and trains one configuration again from scratch to compare. Usage::
 
-    results, models = pe_lib.text_experiment(("alibi", "none"), seeds=(0, 1, 2))
+    search = settings_search(("alibi", "none"))       # validation bits per character of each learning rate
+    results, models = text_experiment(("alibi", "none"), search, seeds=(0, 1, 2))
+    results["learning_rates"]["alibi"]  # the rate of the lowest validation loss: the one its models trained with
     results["bpc"]["alibi"]     # (seeds, lengths) nested lists; None where a length is out of reach
 """
 
@@ -32,11 +34,12 @@ from .training import (
     train_transformers,
 )
 
-# the settings of the chapter's runs: a character model trained on windows of 64 characters
-SETTINGS = dict(seq_len=64, steps=1000, d_model=32, n_layers=2, n_heads=4, batch_size=16, learning_rate=3e-3)
+# the settings every encoding shares: a character model trained on windows of 64 characters; the learning rate is
+# not one of them, each encoding trains with the rate its own search chose (settings_search, best_rates)
+SETTINGS = dict(seq_len=64, steps=1000, d_model=32, n_layers=2, n_heads=4, batch_size=16)
 FACTORS = (1, 2, 4, 8)  # evaluated at L, 2L, 4L, 8L
 N_CHARACTERS = 65_536  # held-out characters scored at every length (a multiple of 8L = 512)
-LEARNING_RATES = (1e-3, 3e-3, 1e-2, 3e-2)  # the per-encoding search, on validation text (1e-2 was the edge)
+LEARNING_RATES = (1e-3, 3e-3, 1e-2, 3e-2)  # the per-encoding search, on validation text (1e-2 wins inside it)
 SEARCH_SEED = 100  # the search trains its own seed, none of the seeds of the results
 # the code a run depends on: a change in any of these files makes the stored results stale
 CODE_FILES = ("trained/training.py", "trained/transformer.py", "trained/tasks.py", "trained/corpus.py",
@@ -67,6 +70,8 @@ def settings_search(encodings, *, learning_rates=LEARNING_RATES, seed: int = SEA
     """Validation bits per character (at the training length, on :func:`validation_text`) of one model per
     encoding and learning rate, trained with ``seed`` and otherwise :data:`SETTINGS`:
     ``{encoding: {str(learning_rate): bpc}}``."""
+    if "learning_rate" in settings:
+        raise TypeError("settings_search() takes the rates to try as learning_rates=, not learning_rate=")
     settings = _check_settings(SETTINGS | settings, "settings_search")
     text = validation_text()
     found = {}
@@ -84,28 +89,34 @@ def best_rates(search: dict) -> dict:
     return {encoding: float(min(scores, key=scores.get)) for encoding, scores in search.items()}
 
 
-def text_experiment(encodings, *, seeds=(0, 1, 2), factors=FACTORS, n_characters: int = N_CHARACTERS,
-                    learning_rates: dict | None = None, progress: bool | None = None,
-                    **settings) -> tuple[dict, dict]:
+def text_experiment(encodings, search: dict, *, seeds=(0, 1, 2), factors=FACTORS, n_characters: int = N_CHARACTERS,
+                    progress: bool | None = None, **settings) -> tuple[dict, dict]:
     r"""Train every encoding on ``"text"`` with every seed (one vmapped run per encoding) and score each model
     with :func:`pe_lib.task_loss` at lengths :math:`fL` for :math:`f` in ``factors`` on the first
-    ``n_characters`` held-out characters. ``learning_rates`` (``{encoding: rate}``, e.g. from
-    :func:`best_rates`) overrides the learning rate of the encodings it names.
+    ``n_characters`` held-out characters. Each encoding trains with the learning rate of its lowest validation
+    loss in ``search`` (``{encoding: {str(rate): bpc}}``, from :func:`settings_search`; :func:`best_rates`);
+    ``settings`` (as :func:`pe_lib.train_transformer`, learning rate excepted) update :data:`SETTINGS`.
 
-    Returns ``(results, models)``: ``results`` is JSON-ready — ``settings``, ``seeds``, ``lengths``,
-    ``n_characters``, ``code_version``, and per encoding ``bpc[encoding]`` (``seeds x lengths`` floats, ``None``
-    where a learned table has no row) and ``train_bpc[encoding]`` (mean training loss of the last 100 steps, in
-    bits); ``models[encoding]`` is the tuple of trained models.
+    Returns ``(results, models)``: ``results`` is JSON-ready — ``settings`` (the shared ones), ``seeds``,
+    ``lengths``, ``n_characters``, ``code_version``, ``search`` (as given), ``learning_rates[encoding]`` (the rate
+    its models trained with), ``bpc[encoding]`` (``seeds x lengths`` floats, ``None`` where a learned table has
+    no row) and ``train_bpc[encoding]`` (mean training loss of the last 100 steps, in bits);
+    ``models[encoding]`` is the tuple of trained models.
     """
+    if "learning_rate" in settings:
+        raise TypeError("text_experiment() takes each encoding's learning rate from search=, not learning_rate=")
+    missing = [encoding for encoding in encodings if encoding not in search]
+    if missing:
+        raise ValueError(f"search has no learning rates for {missing}; it covers {sorted(search)}")
     settings = _check_settings(SETTINGS | settings, "text_experiment")
     lengths = [settings["seq_len"] * check_positive_int(f, name="factor") for f in factors]
-    rates = {encoding: settings["learning_rate"] for encoding in encodings} | dict(learning_rates or {})
+    rates = best_rates({encoding: search[encoding] for encoding in encodings})
     results = {"settings": {k: settings[k] for k in SETTINGS}, "seeds": list(seeds), "lengths": lengths,
-               "n_characters": n_characters, "code_version": code_version(), "learning_rates": {},
+               "n_characters": n_characters, "code_version": code_version(),
+               "search": {encoding: dict(search[encoding]) for encoding in encodings}, "learning_rates": rates,
                "bpc": {}, "train_bpc": {}}
     models = {}
     for encoding in encodings:
-        results["learning_rates"][encoding] = rates[encoding]
         trained = train_transformers("text", encoding, seeds=seeds, progress=progress,
                                      **(settings | {"learning_rate": rates[encoding]}))
         reach = [n for n in lengths if encoding != "learned" or n <= settings["seq_len"]]

@@ -8,6 +8,7 @@ import pytest
 
 import pe_lib
 from pe_lib.trained import text_runs
+from pe_lib.trained.language_model import text_loss
 
 RESULTS = pathlib.Path(__file__).resolve().parents[2] / "notebooks" / "results"
 STORED = RESULTS / "20_on_real_text.json"
@@ -23,15 +24,37 @@ def test_stored_results_come_from_the_current_code(stored):
     assert stored["code_version"] == text_runs.code_version(), (
         "the code behind notebooks/results/20_on_real_text.json changed since it was stored: run make experiments")
     assert stored["settings"] == text_runs.SETTINGS and stored["n_characters"] == text_runs.N_CHARACTERS
+    assert "learning_rate" not in stored["settings"]  # one shared rate would misstate runs that each use their own
+
+
+def test_stored_rates_are_the_stored_search_choice(stored):
+    for encoding, scores in stored["search"].items():
+        assert sorted(map(float, scores)) == sorted(text_runs.LEARNING_RATES), encoding
+        chosen = min(text_runs.LEARNING_RATES, key=lambda rate: scores[str(rate)])  # lowest validation bits
+        assert stored["learning_rates"][encoding] == chosen, encoding
+    assert set(stored["learning_rates"]) == set(stored["search"]) == set(stored["bpc"])
 
 
 def test_one_stored_configuration_again_from_scratch(stored):
     encoding, seed = "alibi", stored["seeds"][0]
-    settings = stored["settings"] | {"learning_rate": stored["learning_rates"][encoding]}
-    model = pe_lib.train_transformer("text", encoding, seed=seed, progress=False, **settings)
+    rate = min(text_runs.LEARNING_RATES, key=lambda r: stored["search"][encoding][str(r)])  # the search's choice
+    assert stored["learning_rates"][encoding] == rate  # the rate the stored runs say they used is the one re-run
+    model = pe_lib.train_transformer("text", encoding, seed=seed, progress=False,
+                                     **(stored["settings"] | {"learning_rate": rate}))
+    assert model.config.learning_rate == rate
     for k in (0, len(stored["lengths"]) - 1):  # the training length and the longest
         again = pe_lib.task_loss(model, stored["lengths"][k], n_characters=stored["n_characters"])
         assert again == pytest.approx(stored["bpc"][encoding][0][k], abs=TOLERANCE), stored["lengths"][k]
+
+
+def test_one_search_score_again_from_scratch(stored):
+    # the validation loss the stored rate was chosen by, trained again (the search's seed, the chosen rate)
+    encoding = "alibi"
+    rate = stored["learning_rates"][encoding]
+    model = pe_lib.train_transformer("text", encoding, seed=text_runs.SEARCH_SEED, progress=False,
+                                     **(stored["settings"] | {"learning_rate": rate}))
+    again = text_loss(model, stored["settings"]["seq_len"], text=text_runs.validation_text())
+    assert again == pytest.approx(stored["search"][encoding][str(rate)], abs=TOLERANCE)
 
 
 def test_stored_models_are_seed_zero_of_the_results(stored):
@@ -56,13 +79,26 @@ def test_save_and_load_models(tmp_path):
 
 
 def test_experiment_layout_and_learned_lengths():
-    results, models = text_runs.text_experiment(("learned", "none"), seeds=(0,), factors=(1, 2), n_characters=64,
-                                                learning_rates={"none": 0.01}, steps=2, seq_len=4, d_model=8,
-                                                n_layers=1, batch_size=2, progress=False)
-    assert results["lengths"] == [4, 8] and results["learning_rates"] == {"learned": 3e-3, "none": 0.01}
+    search = {"learned": {"0.001": 2.0, "0.01": 2.5}, "none": {"0.001": 3.0, "0.01": 2.9}, "rope": {"0.01": 1.0}}
+    results, models = text_runs.text_experiment(("learned", "none"), search, seeds=(0,), factors=(1, 2),
+                                                n_characters=64, steps=2, seq_len=4, d_model=8, n_layers=1,
+                                                batch_size=2, progress=False)
+    assert results["lengths"] == [4, 8] and results["learning_rates"] == {"learned": 0.001, "none": 0.01}
+    assert results["search"] == {"learned": search["learned"], "none": search["none"]}  # only what was trained
+    assert results["settings"] == text_runs.SETTINGS | {"steps": 2, "seq_len": 4, "d_model": 8, "n_layers": 1,
+                                                        "batch_size": 2}
     assert results["bpc"]["learned"][0][1] is None and results["bpc"]["none"][0][1] > 0  # no row 4..7
     assert results["code_version"] == text_runs.code_version() and len(models["none"]) == 1
-    assert models["none"][0].config.learning_rate == 0.01
+    assert models["none"][0].config.learning_rate == 0.01 and models["learned"][0].config.learning_rate == 0.001
+
+
+def test_experiment_and_search_refuse_a_single_learning_rate():
+    with pytest.raises(ValueError, match=r"no learning rates for \['alibi'\]"):
+        text_runs.text_experiment(("none", "alibi"), {"none": {"0.01": 1.0}}, steps=2, seq_len=4, progress=False)
+    with pytest.raises(TypeError, match="from search="):
+        text_runs.text_experiment(("none",), {"none": {"0.01": 1.0}}, learning_rate=0.01, progress=False)
+    with pytest.raises(TypeError, match="learning_rates="):
+        text_runs.settings_search(("none",), learning_rate=0.01, progress=False)
 
 
 def test_search_and_best_rates():
