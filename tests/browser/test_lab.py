@@ -61,6 +61,7 @@ def lab(tmp_path_factory):
     cmd = [
         sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", f"--port={port}", "--ip=127.0.0.1",
         f"--ServerApp.token={token}", f"--ServerApp.root_dir={ROOT}",
+        f"--config={ROOT / 'tools' / 'jupyter_lab_config.py'}",  # as `make lab` starts it
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -137,6 +138,14 @@ SOLUTIONS_JS = """() => Array.from(document.querySelectorAll('.jp-Notebook .jp-C
   placeholder: cell.querySelector('.jp-InputPlaceholder')?.innerText.trim() ?? null,
   outputShown: Array.from(cell.querySelectorAll('.jp-OutputArea-output')).some(o => o.checkVisibility()),
 }))"""
+# the entries under the last "References" heading: paragraphs that start with "Author et al., year."
+REFERENCES_JS = """() => {
+  const cells = Array.from(document.querySelectorAll('.jp-Notebook .jp-MarkdownCell .myst'));
+  const refs = cells.filter(c => Array.from(c.querySelectorAll('h2'))
+    .some(h => h.innerText.trim().startsWith('References')));
+  return refs.length ? Array.from(refs.at(-1).querySelectorAll('p')).map(p => p.innerText.trim())
+    .filter(t => /^[A-Z].*, \\d{4}\\./.test(t)) : [];
+}"""
 # a solution cell's first line, which Lab shows on its folded input: the number, not the answer
 SOLUTION_HEADER = re.compile(r"^# Solution \d+[a-z]?$")
 
@@ -172,11 +181,15 @@ def test_lab_shows_no_answer_before_it_is_asked_for(chapter_page):
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 19, item 3, not fixed: jupyterlab-myst 2.7 never resolves {cite} (its citation data is always "
-    "empty; it reads no .bib file), so Lab shows the raw key. When this passes, remove the xfail."))
 def test_lab_resolves_citations_and_terms(chapter_page):
     text = chapter_page.evaluate(LAB_READING_JS)["text"]
     raw = sorted(key for key in _bib_keys() if key in text)
     raw += [m.group(0) for m in re.finditer(r"Citation Not Found|\bterm-[a-z-]+", text)]
     assert not raw, f"JupyterLab shows unresolved citations or terms in {CHAPTER}: {raw}"
+    # the chapter's References heading lists the works it cites (the website builds that list with Sphinx)
+    nb = nbformat.read(ROOT / CHAPTER, as_version=4)
+    cited = {k for c in nb.cells if c.cell_type == "markdown" for m in re.finditer(r"\{cite\}`([^`]+)`", c.source)
+             for k in m.group(1).split(",")}
+    entries = chapter_page.evaluate(REFERENCES_JS)
+    assert len(entries) == len(cited) >= 1, f"References in Lab: {entries}, cited in {CHAPTER}: {sorted(cited)}"
+    assert all(re.match(r"[A-Z][^,]+, (19|20)\d\d\. \S", e) for e in entries), entries
