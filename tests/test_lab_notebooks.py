@@ -193,5 +193,11 @@ def test_the_lab_file_manager_serves_resolved_chapters_and_saves_the_book_markup
     model = asyncio.run(manager.get(path))
     text = json.dumps(model["content"])
     assert "{cite}" not in text and "(#cite-vaswani2017attention)" in text
+    # what the kernel will report, so that Lab does not mark the chapter unsaved when it starts
+    from ipykernel.ipkernel import IPythonKernel
+    assert model["content"]["metadata"]["language_info"]["version"] == IPythonKernel.language_info["version"]
     asyncio.run(manager.save({"type": "notebook", "content": model["content"]}, path))
-    assert _markdown(tmp_path / "notebooks" / chapter.name) == _markdown(chapter)
+    saved = tmp_path / "notebooks" / chapter.name
+    assert _markdown(saved) == _markdown(chapter)
+    assert (json.loads(saved.read_text())["metadata"]["language_info"]
+            == json.loads(chapter.read_text())["metadata"]["language_info"])  # the version on disk is kept

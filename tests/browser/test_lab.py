@@ -63,6 +63,7 @@ def lab(tmp_path_factory):
         f"--ServerApp.token={token}", f"--ServerApp.root_dir={ROOT}",
         f"--config={ROOT / 'tools' / 'jupyter_lab_config.py'}",  # as `make lab` starts it
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: the tests ask it about the kernel
     ]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
@@ -193,3 +194,17 @@ def test_lab_resolves_citations_and_terms(chapter_page):
     entries = chapter_page.evaluate(REFERENCES_JS)
     assert len(entries) == len(cited) >= 1, f"References in Lab: {entries}, cited in {CHAPTER}: {sorted(cited)}"
     assert all(re.match(r"[A-Z][^,]+, (19|20)\d\d\. \S", e) for e in entries), entries
+
+
+def test_a_chapter_opens_saved(chapter_page):
+    """Opening a chapter and starting its kernel must not mark it unsaved: Lab writes the kernel's
+    ``language_info`` into the notebook, so a stored one that differs (no ``version``) made every chapter
+    open with the unsaved dot on its tab (issue 19, item 15)."""
+    chapter_page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle'",
+        timeout=60_000)
+    chapter_page.wait_for_timeout(1000)  # Lab updates the metadata after the kernel's info reply
+    tab = chapter_page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current")
+    dirty = chapter_page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.dirty")
+    assert not dirty and "jp-mod-dirty" not in (tab.get_attribute("class") or ""), (
+        f"{CHAPTER} opens marked unsaved in JupyterLab (tab classes: {tab.get_attribute('class')})")
