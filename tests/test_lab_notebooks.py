@@ -143,6 +143,15 @@ def test_citations_read_author_year_and_point_at_their_entry():
                     r"[Haviv et al., 2022](#cite-haviv2022nope)\].")
 
 
+def test_names_with_accents_particles_and_others_read_as_written():
+    works = lab_markup.bibliography()
+    assert works["roziere2023codellama"]["label"] == "Rozière et al., 2023"
+    assert works["vonplaten2022diffusers"]["label"] == "von Platen et al., 2022"
+    assert "Petar Veličković. Round and Round We Go!" in works["barbero2024rope"]["entry"]
+    assert "Jingyu Liu et al. Code Llama" in works["roziere2023codellama"]["entry"]  # "and others"
+    assert not [k for k, w in works.items() if re.search(r"[\\{}]|\.\.", w["label"] + w["entry"])]
+
+
 def test_the_references_cell_lists_what_the_chapter_cites_in_order():
     directive = "```{bibliography}\n:filter: docname in docnames\n```"
     _, refs = lab_markup.to_lab(["{cite}`press2022alibi` then {cite}`vaswani2017attention,press2022alibi`",

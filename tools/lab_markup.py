@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from functools import cache
 from pathlib import Path
 from urllib.parse import quote, unquote
@@ -49,12 +50,18 @@ LAB_BIB = re.compile(r"^% lab-bibliography (.*?)\n.*?^% /lab-bibliography$", re.
 
 
 # ---- what the book defines -------------------------------------------------------------------------------
+ACCENTS = {"`": "\u0300", "'": "\u0301", "^": "\u0302", "~": "\u0303", '"': "\u0308", "=": "\u0304",
+           ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b", "c": "\u0327"}
+LETTERS = {"L": "Ł", "l": "ł", "o": "ø", "O": "Ø", "ss": "ß", "ae": "æ", "AE": "Æ", "aa": "å", "i": "ı", "&": "&"}
+ACCENT = re.compile(r"\\([`'^~\"=.]|[uvHc](?=[{\s]))\s*\{?([A-Za-z])\}?")
+LETTER = re.compile(r"\\(ss|ae|AE|aa|[LloOi&])(?![A-Za-z])")
+
+
 def _latex_text(value: str) -> str:
-    """A BibTeX field as plain text: braces dropped, the few accents the .bib uses written out."""
-    accents = {r"{\L}": "Ł", r"\L": "Ł", r"{\"o}": "ö", r"\"o": "ö", r"{\"u}": "ü", r"\"u": "ü",
-               r"{\'e}": "é", r"\'e": "é", r"{\'a}": "á", r"\'a": "á", r"\&": "&", "--": "–"}
-    for latex, text in accents.items():
-        value = value.replace(latex, text)
+    """A BibTeX field as plain text: accents (``{\\v{c}}``, ``{\\'e}``) and ``\\L``, ``\\&``, ``--`` written
+    as the characters they stand for, braces dropped."""
+    value = ACCENT.sub(lambda m: unicodedata.normalize("NFC", m.group(2) + ACCENTS[m.group(1)]), value)
+    value = LETTER.sub(lambda m: LETTERS[m.group(1)], value).replace("--", "–")
     return re.sub(r"[{}]", "", value).strip()
 
 
@@ -66,7 +73,8 @@ def bibliography(path: Path = BIB) -> dict[str, dict[str, str]]:
     works = {}
     for key, entry in parse_file(str(path)).entries.items():
         people = entry.persons.get("author") or entry.persons.get("editor") or []
-        last = [_latex_text(" ".join(p.last_names)) for p in people]
+        people = [p for p in people if str(p) != "others"]  # "and others": the list goes on
+        last = [_latex_text(" ".join(p.prelast_names + p.last_names)) for p in people]
         year = entry.fields.get("year", "n.d.")
         if not last:
             who = _latex_text(entry.fields.get("organization", entry.fields.get("title", key)))
@@ -76,15 +84,16 @@ def bibliography(path: Path = BIB) -> dict[str, dict[str, str]]:
             who = f"{last[0]} and {last[1]}"
         else:
             who = f"{last[0]} et al."
-        names = ", ".join(_latex_text(f"{' '.join(p.first_names + p.middle_names)} {' '.join(p.last_names)}")
-                          for p in people)
+        names = ", ".join(_latex_text(" ".join(p.first_names + p.middle_names + p.prelast_names + p.last_names))
+                          for p in people) + (" et al." if len(people) < len(entry.persons.get("author", [])) else "")
         where = entry.fields.get("booktitle") or entry.fields.get("journal") or entry.fields.get("publisher", "")
         parts = [names, _latex_text(entry.fields.get("title", "")), _latex_text(where)]
         if entry.fields.get("eprint"):
             parts.append(f"arXiv:{entry.fields['eprint']}")
         if entry.fields.get("url"):
             parts.append(entry.fields["url"])
-        text = ". ".join(p for p in parts if p) + f" ({year})."
+        parts = [p for p in parts if p]
+        text = " ".join([p if p[-1] in ".?!" else p + "." for p in parts[:-1]] + parts[-1:]) + f" ({year})."
         works[key] = {"label": f"{who}, {year}", "entry": text}
     return works
 
