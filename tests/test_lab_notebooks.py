@@ -167,8 +167,14 @@ def test_terms_and_references_become_links_to_their_files():
     term, named = lab_markup.to_lab(["{term}`self-attention`",
                                      "{term}`Position interpolation <position interpolation>`"])
     (ref,) = lab_markup.to_lab(["{ref}`common misconceptions <errata-rope-values>`"], "notebooks/12_rope.ipynb")
-    assert term.startswith("[self-attention](../book/glossary.md#term:self-attention \"The layer in which every token")
-    assert named.startswith("[Position interpolation](../book/glossary.md#term=")
+    # an {abbr} (the definition on hover) inside a link to the glossary (a click opens it)
+    assert term == ("[{abbr}`self-attention (The layer in which every token's query is compared with every token's "
+                    "key; the softmax of these scores weights a sum of value vectors.)`]"
+                    "(../book/glossary.md#term:self-attention)")
+    assert named.startswith("[{abbr}`Position interpolation (")
+    assert named.endswith(")`](../book/glossary.md#term=Position%20interpolation%20%3Cposition%20interpolation%3E)")
+    (pair,) = lab_markup.to_lab(["{term}`pair index`"])  # its definition has parentheses and math
+    assert "[the paper's i]" in pair and "$" not in pair
     assert ref == "[common misconceptions](../book/errata.md#ref=common%20misconceptions%20%3Cerrata-rope-values%3E)"
 
 

@@ -14,8 +14,8 @@ its markdown cells reach Lab with
   author-year citations, each pointing at its entry below;
 * the chapter's ``{bibliography}`` directive as the list of the works the chapter cites, read from
   ``book/references.bib`` (each entry labelled ``(cite-key)=``, the website's anchors);
-* ``{term}`x``` as a link to ``book/glossary.md`` (its title is the definition, which jupyterlab-myst
-  2.7 does not show on hover: the click opens the glossary);
+* ``{term}`x``` as a link to ``book/glossary.md`` around an ``{abbr}`` role whose title is the
+  glossary's definition: hovering shows the definition, a click opens the glossary;
 * ``{ref}`label``` as a link to the file that defines the label.
 
 Saving maps every such form back (:func:`from_lab`), so the file on disk keeps the book's markup; the
@@ -45,7 +45,7 @@ LABEL = re.compile(r"^\(([\w-]+)\)=\s*\n+(?:#+ *)?([^\n]*)", re.M)  # a label an
 # what Lab receives, and what from_lab reads back
 LAB_CITE_GROUP = re.compile(r"\\\[((?:\[[^\]]+\]\(#cite-[^)\s]+\)(?:; )?)+)\\\]")
 LAB_CITE_KEY = re.compile(r"\]\(#cite-([^)\s]+)\)")
-LAB_LINK = re.compile(r"\[([^\]]*)\]\((?:[^)#\s]*)#(term|ref)([:=])([^)\s]+)(?: \"[^\"]*\")?\)")
+LAB_LINK = re.compile(r"\[(\{abbr\}`[^`]*`|[^\]]*)\]\((?:[^)#\s]*)#(term|ref)([:=])([^)\s]+)\)")
 LAB_BIB = re.compile(r"^% lab-bibliography (.*?)\n.*?^% /lab-bibliography$", re.S | re.M)  # MyST comments
 
 
@@ -149,8 +149,9 @@ def _term(match: re.Match) -> str:
     if definition is None:
         raise ValueError(f"{{term}} {target!r}: not in {GLOSSARY.name} (terms there: {len(glossary())})")
     kind = ":" if text is None else "="
-    title = definition.replace('"', "'").replace("$", "")
-    return f'[{text or target}](../book/glossary.md#term{kind}{quote(match.group(1))} "{title}")'
+    # {abbr}`text (title)` takes its title from the last parentheses: the definition's own become brackets
+    title = definition.replace("$", "").replace("`", "'").replace("(", "[").replace(")", "]")
+    return f"[{{abbr}}`{text or target} ({title})`](../book/glossary.md#term{kind}{quote(match.group(1))})"
 
 
 def _ref(match: re.Match, here: str) -> str:

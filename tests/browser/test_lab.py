@@ -24,7 +24,7 @@ import nbformat
 import pytest
 from site_helpers import ROOT
 
-CHAPTER = "notebooks/03_the_formula.ipynb"
+CHAPTER = "notebooks/01_why_positional_encoding.ipynb"  # citations, terms, links and solutions
 RAW_MARKUP = ("{term}`", "{cite}`", "{doc}`", ":filter:", "```{", "{bibliography}")
 pytestmark = pytest.mark.browser
 
@@ -183,6 +183,10 @@ def test_lab_shows_no_answer_before_it_is_asked_for(chapter_page):
 
 
 def test_lab_resolves_citations_and_terms(chapter_page):
+    try:  # jupyterlab-myst renders the cells one after another: wait for the last one's list
+        chapter_page.wait_for_function(f"({REFERENCES_JS})().length > 0", timeout=30_000)
+    except Exception:  # noqa: BLE001 - the assertion below says what is missing
+        pass
     text = chapter_page.evaluate(LAB_READING_JS)["text"]
     raw = sorted(key for key in _bib_keys() if key in text)
     raw += [m.group(0) for m in re.finditer(r"Citation Not Found|\bterm-[a-z-]+", text)]
@@ -194,6 +198,11 @@ def test_lab_resolves_citations_and_terms(chapter_page):
     entries = chapter_page.evaluate(REFERENCES_JS)
     assert len(entries) == len(cited) >= 1, f"References in Lab: {entries}, cited in {CHAPTER}: {sorted(cited)}"
     assert all(re.match(r"[A-Z][^,]+, (19|20)\d\d\. \S", e) for e in entries), entries
+    # each glossary term: a link to the glossary whose text shows the definition on hover
+    terms = sum(len(re.findall(r"\{term\}`", c.source)) for c in nb.cells if c.cell_type == "markdown")
+    defined = chapter_page.evaluate("""() => Array.from(document.querySelectorAll(
+      '.jp-Notebook .jp-MarkdownCell a[href*="glossary.md"] abbr')).filter(a => a.getAttribute('aria-label')).length""")
+    assert defined == terms >= 1, f"{terms} glossary terms in {CHAPTER}, {defined} show their definition in Lab"
 
 
 def test_a_chapter_opens_saved(chapter_page):
