@@ -36,6 +36,8 @@ def test_hidden_in_the_book_means_collapsed_in_lab(path):
             if (tag in tags) != bool(lab.get(flag, False)):
                 state = "set" if tag in tags else "absent"
                 wrong.append(f"cell {i}: tag {tag!r} {state}, jupyter.{flag}={lab.get(flag)}")
+        if ("hide-output" in tags) != cell.metadata.get("collapsed", False):  # what Lab writes when it saves
+            wrong.append(f"cell {i}: hide-output {'hide-output' in tags}, collapsed={cell.metadata.get('collapsed')}")
     assert not wrong, f"{path.name}: run `make execute` to mirror the tags into Lab's metadata:\n" + "\n".join(wrong)
 
 
@@ -56,9 +58,10 @@ def test_lab_collapse_sets_and_clears_the_flags():
     cell = nbformat.v4.new_code_cell("x", metadata={"tags": ["hide-input", "hide-output"]})
     execute._lab_collapse(cell)
     assert cell.metadata["jupyter"] == {"source_hidden": True, "outputs_hidden": True}
+    assert cell.metadata["collapsed"] is True
     cell.metadata["tags"] = ["hide-input"]
     execute._lab_collapse(cell)
-    assert cell.metadata["jupyter"] == {"source_hidden": True}
+    assert cell.metadata["jupyter"] == {"source_hidden": True} and "collapsed" not in cell.metadata
     cell.metadata["tags"] = []
     execute._lab_collapse(cell)
     assert "jupyter" not in cell.metadata
@@ -216,3 +219,29 @@ def test_the_lab_file_manager_serves_resolved_chapters_and_saves_the_book_markup
     assert _markdown(saved) == _markdown(chapter)
     assert (json.loads(saved.read_text())["metadata"]["language_info"]
             == json.loads(chapter.read_text())["metadata"]["language_info"])  # the version on disk is kept
+
+
+# ---- issue 19, item 15: a chapter opens in Lab without being marked unsaved ---------------------------
+# When its kernel starts, Lab writes the kernel's language_info into the notebook; any difference from the
+# stored one (it had no "version") marks the notebook unsaved before the learner touched it.
+def _kernel_language_info() -> dict:
+    from ipykernel.ipkernel import IPythonKernel  # what the book's kernel reports
+
+    return dict(IPythonKernel.language_info)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_stored_language_info_is_what_the_kernel_reports(path):
+    stored = nbformat.read(path, as_version=4).metadata["language_info"]
+    kernel = _kernel_language_info()
+    assert re.fullmatch(r"\d+\.\d+\.\d+", stored.get("version", "")), (
+        f"{path.name}: language_info has no Python version ({stored}); "
+        "run `python tools/execute.py --metadata-only notebooks/*.ipynb`")
+    assert {k: v for k, v in stored.items() if k != "version"} == {k: v for k, v in kernel.items() if k != "version"}
+
+
+def test_execute_stores_the_version_of_the_python_that_ran_it():
+    without_version = {k: v for k, v in _kernel_language_info().items() if k != "version"}  # as stored before
+    nb = nbformat.v4.new_notebook(metadata={"language_info": without_version})
+    execute._clean(nb)
+    assert nb.metadata["language_info"] == _kernel_language_info()
