@@ -68,9 +68,11 @@ serve:
 	@test -f $(HTML)/index.html || $(MAKE) book
 	$(BIN)/python -m http.server 8000 --bind 127.0.0.1 --directory $(HTML)
 
-# From the repository root, so that the chapters' links to ../book/*.md open in Lab too.
+# From the repository root, so that the chapters' links to ../book/*.md open in Lab too. The config shows
+# citations, glossary terms and references resolved (tools/lab_markup.py; jupyterlab-myst reads no .bib).
 lab: lab-venv
-	$(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) notebooks/01_why_positional_encoding.ipynb
+	$(BIN)/jupyter lab --config=tools/jupyter_lab_config.py --ServerApp.root_dir=$(CURDIR) \
+	  notebooks/01_why_positional_encoding.ipynb
 
 # ---- the checks -----------------------------------------------------------------------------------
 test: venv lab-venv

@@ -6,8 +6,11 @@ them into ``jupyter.source_hidden``/``outputs_hidden``; these tests check every 
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+import json
 import re
+import sys
 from pathlib import Path
 
 import nbformat
@@ -33,6 +36,8 @@ def test_hidden_in_the_book_means_collapsed_in_lab(path):
             if (tag in tags) != bool(lab.get(flag, False)):
                 state = "set" if tag in tags else "absent"
                 wrong.append(f"cell {i}: tag {tag!r} {state}, jupyter.{flag}={lab.get(flag)}")
+        if ("hide-output" in tags) != cell.metadata.get("collapsed", False):  # what Lab writes when it saves
+            wrong.append(f"cell {i}: hide-output {'hide-output' in tags}, collapsed={cell.metadata.get('collapsed')}")
     assert not wrong, f"{path.name}: run `make execute` to mirror the tags into Lab's metadata:\n" + "\n".join(wrong)
 
 
@@ -53,9 +58,10 @@ def test_lab_collapse_sets_and_clears_the_flags():
     cell = nbformat.v4.new_code_cell("x", metadata={"tags": ["hide-input", "hide-output"]})
     execute._lab_collapse(cell)
     assert cell.metadata["jupyter"] == {"source_hidden": True, "outputs_hidden": True}
+    assert cell.metadata["collapsed"] is True
     cell.metadata["tags"] = ["hide-input"]
     execute._lab_collapse(cell)
-    assert cell.metadata["jupyter"] == {"source_hidden": True}
+    assert cell.metadata["jupyter"] == {"source_hidden": True} and "collapsed" not in cell.metadata
     cell.metadata["tags"] = []
     execute._lab_collapse(cell)
     assert "jupyter" not in cell.metadata
@@ -116,3 +122,126 @@ def test_links_and_folded_solutions_work_in_lab(path):
             if missing:
                 problems.append(f"cell {i}: a solution without the tags {missing} (its code or answer shows)")
     assert not problems, f"{path.name}:\n" + "\n".join(problems)
+
+
+# ---- issue 19, item 3: citations, terms and references resolved in Lab (tools/lab_markup.py) -------------
+# jupyterlab-myst 2.7.0 resolves no {cite} ("Citation Not Found") and no {term} defined in another file;
+# `make lab` serves the chapters through tools/lab_contents.py, which hands Lab the resolved form and
+# saves the book's markup back. Expected values below are written from references.bib and glossary.md.
+sys.path.insert(0, str(ROOT / "tools"))
+lab_markup = importlib.import_module("lab_markup")
+ROLE = re.compile(r"\{(cite|term|ref|doc)\}`|```\{bibliography\}")
+
+
+def _markdown(path: Path) -> list[str]:
+    return [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown"]
+
+
+def test_citations_read_author_year_and_point_at_their_entry():
+    one, two, many = lab_markup.to_lab(["{cite}`kazemnejad2019pencoding`", "{cite}`alain2016probes`",
+                                        "as {cite}`vaswani2017attention,haviv2022nope`."])
+    assert one == r"\[[Kazemnejad, 2019](#cite-kazemnejad2019pencoding)\]"
+    assert two == r"\[[Alain and Bengio, 2016](#cite-alain2016probes)\]"
+    assert many == (r"as \[[Vaswani et al., 2017](#cite-vaswani2017attention); "
+                    r"[Haviv et al., 2022](#cite-haviv2022nope)\].")
+
+
+def test_names_with_accents_particles_and_others_read_as_written():
+    works = lab_markup.bibliography()
+    assert works["roziere2023codellama"]["label"] == "Rozière et al., 2023"
+    assert works["vonplaten2022diffusers"]["label"] == "von Platen et al., 2022"
+    assert "Petar Veličković. Round and Round We Go!" in works["barbero2024rope"]["entry"]
+    assert "Jingyu Liu et al. Code Llama" in works["roziere2023codellama"]["entry"]  # "and others"
+    assert not [k for k, w in works.items() if re.search(r"[\\{}]|\.\.", w["label"] + w["entry"])]
+
+
+def test_the_references_cell_lists_what_the_chapter_cites_in_order():
+    directive = "```{bibliography}\n:filter: docname in docnames\n```"
+    _, refs = lab_markup.to_lab(["{cite}`press2022alibi` then {cite}`vaswani2017attention,press2022alibi`",
+                                 f"## References\n\n{directive}"])
+    labels = re.findall(r"^\(cite-(\w+)\)=\n\*\*([^*]+)\*\* (.*)$", refs, re.M)
+    assert [(k, who) for k, who, _ in labels] == [("press2022alibi", "Press et al., 2022."),
+                                                  ("vaswani2017attention", "Vaswani et al., 2017.")]
+    assert "Attention Is All You Need" in labels[1][2] and "Łukasz Kaiser" in labels[1][2]
+    assert directive not in refs.replace(json.dumps(directive), "")  # only inside the marker, for saving
+
+
+def test_terms_and_references_become_links_to_their_files():
+    term, named = lab_markup.to_lab(["{term}`self-attention`",
+                                     "{term}`Position interpolation <position interpolation>`"])
+    (ref,) = lab_markup.to_lab(["{ref}`common misconceptions <errata-rope-values>`"], "notebooks/12_rope.ipynb")
+    # an {abbr} (the definition on hover) inside a link to the glossary (a click opens it)
+    assert term == ("[{abbr}`self-attention (The layer in which every token's query is compared with every token's "
+                    "key; the softmax of these scores weights a sum of value vectors.)`]"
+                    "(../book/glossary.md#term:self-attention)")
+    assert named.startswith("[{abbr}`Position interpolation (")
+    assert named.endswith(")`](../book/glossary.md#term=Position%20interpolation%20%3Cposition%20interpolation%3E)")
+    (pair,) = lab_markup.to_lab(["{term}`pair index`"])  # its definition has parentheses and math
+    assert "[the paper's i]" in pair and "$" not in pair
+    assert ref == "[common misconceptions](../book/errata.md#ref=common%20misconceptions%20%3Cerrata-rope-values%3E)"
+
+
+@pytest.mark.parametrize("markup", ["{cite}`nosuchkey2099`", "{term}`no such term`", "{ref}`no-such-label`"])
+def test_unknown_targets_are_refused_with_the_name(markup):
+    with pytest.raises(ValueError, match="no.such|nosuchkey2099"):
+        lab_markup.to_lab([markup])
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_lab_sees_no_book_markup_and_saving_restores_it(path):
+    sources = _markdown(path)
+    lab = lab_markup.to_lab(sources, path.relative_to(ROOT).as_posix())
+    left = [ROLE.search(s.split("% lab-bibliography", 1)[0]).group(0) for s in lab
+            if ROLE.search(s.split("% lab-bibliography", 1)[0])]
+    assert not left, f"{path.name}: Lab would still receive {left}"
+    assert any("(cite-" in s for s in lab), f"{path.name}: its References cell lists nothing in Lab"
+    assert [lab_markup.from_lab(s) for s in lab] == sources
+
+
+def test_the_lab_file_manager_serves_resolved_chapters_and_saves_the_book_markup(tmp_path):
+    pytest.importorskip("jupyter_server")
+    import asyncio
+
+    lab_contents = importlib.import_module("lab_contents")
+    chapter = NOTEBOOKS[0]
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / chapter.name).write_bytes(chapter.read_bytes())
+    manager = lab_contents.BookContentsManager(root_dir=str(tmp_path))
+    path = f"notebooks/{chapter.name}"
+    model = asyncio.run(manager.get(path))
+    text = json.dumps(model["content"])
+    assert "{cite}" not in text and "(#cite-vaswani2017attention)" in text
+    # what the kernel will report, so that Lab does not mark the chapter unsaved when it starts
+    from ipykernel.ipkernel import IPythonKernel
+    assert model["content"]["metadata"]["language_info"]["version"] == IPythonKernel.language_info["version"]
+    asyncio.run(manager.save({"type": "notebook", "content": model["content"]}, path))
+    saved = tmp_path / "notebooks" / chapter.name
+    assert _markdown(saved) == _markdown(chapter)
+    assert (json.loads(saved.read_text())["metadata"]["language_info"]
+            == json.loads(chapter.read_text())["metadata"]["language_info"])  # the version on disk is kept
+
+
+# ---- issue 19, item 15: a chapter opens in Lab without being marked unsaved ---------------------------
+# When its kernel starts, Lab writes the kernel's language_info into the notebook; any difference from the
+# stored one (it had no "version") marks the notebook unsaved before the learner touched it.
+def _kernel_language_info() -> dict:
+    from ipykernel.ipkernel import IPythonKernel  # what the book's kernel reports
+
+    return dict(IPythonKernel.language_info)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_stored_language_info_is_what_the_kernel_reports(path):
+    stored = nbformat.read(path, as_version=4).metadata["language_info"]
+    kernel = _kernel_language_info()
+    assert re.fullmatch(r"\d+\.\d+\.\d+", stored.get("version", "")), (
+        f"{path.name}: language_info has no Python version ({stored}); "
+        "run `python tools/execute.py --metadata-only notebooks/*.ipynb`")
+    assert {k: v for k, v in stored.items() if k != "version"} == {k: v for k, v in kernel.items() if k != "version"}
+
+
+def test_execute_stores_the_version_of_the_python_that_ran_it():
+    without_version = {k: v for k, v in _kernel_language_info().items() if k != "version"}  # as stored before
+    nb = nbformat.v4.new_notebook(metadata={"language_info": without_version})
+    execute._clean(nb)
+    assert nb.metadata["language_info"] == _kernel_language_info()

@@ -12,20 +12,27 @@ each notebook top to bottom with nbclient in its own folder and then removes exa
 It also writes what readers see in JupyterLab, derived from the cell, so that it cannot drift:
 
 * ``jupyter.source_hidden`` / ``jupyter.outputs_hidden`` from the Jupyter Book tags ``hide-input`` /
-  ``hide-output`` (Lab ignores the tags; exercise solutions are collapsed there too);
+  ``hide-output`` (Lab ignores the tags; exercise solutions are collapsed there too), and with hidden
+  outputs the older ``collapsed`` flag that Lab adds when it saves;
 * the plain-text stand-in of a widget output (what Lab shows before the cell is run in a live
   kernel): a sentence saying how to get the sliders, instead of ``interactive(children=(IntSlider(…``.
+
+It stores the ``language_info`` the kernel reports, ``version`` included (the Python that ran the
+notebook): JupyterLab writes the kernel's ``language_info`` into a notebook when its kernel starts, and
+a stored one that differs marks the notebook unsaved as soon as it is opened (issue 19).
 
 Finally it copies the ``alt`` text that ``pe_lib.show`` puts into a figure's output metadata into the
 cell's ``mystnb.image.alt``, the place myst-nb reads it from for the page's ``<img alt=...>``.
 
 Nothing else is touched: every number a cell prints is stored as printed, and nbval re-checks it.
-Usage: ``python tools/execute.py notebooks/03_the_formula.ipynb [...]``
+Usage: ``python tools/execute.py notebooks/03_the_formula.ipynb [...]``; with ``--metadata-only`` first, it
+runs nothing and only brings the metadata of the stored notebooks to this form (outputs untouched).
 """
 
 from __future__ import annotations
 
 import os
+import platform
 import sys
 from pathlib import Path
 
@@ -78,6 +85,12 @@ def _lab_collapse(cell: nbformat.NotebookNode) -> None:
         cell.metadata["jupyter"] = lab
     else:
         cell.metadata.pop("jupyter", None)
+    # JupyterLab saves a cell with hidden outputs with the older flag "collapsed" as well: store it too, so
+    # that saving an unchanged chapter in Lab leaves the file unchanged
+    if lab.get("outputs_hidden"):
+        cell.metadata["collapsed"] = True
+    else:
+        cell.metadata.pop("collapsed", None)
 
 
 def _clean(nb: nbformat.NotebookNode) -> None:
@@ -87,7 +100,7 @@ def _clean(nb: nbformat.NotebookNode) -> None:
     lang = nb.metadata.get("language_info", {})
     nb.metadata["language_info"] = {"name": "python", "pygments_lexer": "ipython3"} | {
         k: v for k, v in lang.items() if k in ("codemirror_mode", "file_extension", "mimetype", "nbconvert_exporter")
-    }
+    } | {"version": platform.python_version()}  # what this Python's kernel reports: see the docstring
     ids: dict[str, str] = {}
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
@@ -103,17 +116,10 @@ def _clean(nb: nbformat.NotebookNode) -> None:
                 out["data"]["text/plain"] = WIDGET_STAND_IN
 
 
-def execute(path: Path, timeout: int = 600) -> None:
+def execute(path: Path, timeout: int = 600, *, run: bool = True) -> None:
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        nb,
-        timeout=timeout,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(path.parent)}},
-        record_timing=False,
-        coalesce_streams=True,  # the kernel splits print output at arbitrary points; merge it
-    )
-    client.execute()
+    if run:
+        _run(nb, path, timeout)
     _clean(nb)
     nbformat.validate(nb)
     text = nbformat.writes(nb) + "\n"
@@ -124,12 +130,25 @@ def execute(path: Path, timeout: int = 600) -> None:
         print(f"unchanged {path}")
 
 
+def _run(nb: nbformat.NotebookNode, path: Path, timeout: int) -> None:
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+        record_timing=False,
+        coalesce_streams=True,  # the kernel splits print output at arbitrary points; merge it
+    )
+    client.execute()
+
+
 def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__)
         return 2
-    for name in argv:
-        execute(Path(name))
+    run = argv[0] != "--metadata-only"
+    for name in argv if run else argv[1:]:
+        execute(Path(name), run=run)
     return 0
 
 

@@ -4,7 +4,8 @@
 // chapter 9: pe_lib.drawing.base_explorer). The table behind them is cheap, so this script computes it in
 // the browser and draws it on a canvas, with the same sliders, ranges and numbers:
 //
-//   <div class="pe-explorer" data-explorer="table"></div>   sequence length, d_model and base:
+//   <div class="pe-explorer" data-explorer="table"></div>   sequence length, d_model and base
+//       (opening elsewhere than at the defaults: data-n_positions="512", see `initial` below):
 //       heat map of PE and the wavelengths of the pairs (pe_lib.explorer_figure, explorer_summary)
 //   <div class="pe-explorer" data-explorer="base"></div>    d_model, base and L: the wavelengths
 //       and ||PE(p+Δ) − PE(p)|| for Δ = 0..L (pe_lib.draw_base_overview, base_summary)
@@ -427,6 +428,20 @@
     },
   };
 
+  // A page may open an explorer elsewhere than at its defaults: data-<slider name>="value" on the
+  // element (for a log slider the value itself, not its log), e.g. data-n_positions="512". A value
+  // that is no number or lies outside the slider's range is reported and the default used.
+  const initial = (control, given) => {
+    if (given === undefined) return control.value;
+    const value = Number(given);
+    const position = control.log ? Math.log10(value) : value;
+    if (!Number.isFinite(position) || position < control.min || position > control.max) {
+      console.warn(`pe-explorer: data-${control.name}="${given}" is outside ${control.name}'s range; default used`);
+      return control.value;
+    }
+    return position;
+  };
+
   let counter = 0;
   const build = (element) => {
     const spec = EXPLORERS[element.dataset.explorer];
@@ -435,7 +450,7 @@
     element.id = element.id || `pe-explorer-${++counter}`;
     element.setAttribute("role", "group");
     element.setAttribute("aria-label", spec.label);
-    const controls = spec.controls.map((c) => slider(element, c));
+    const controls = spec.controls.map((c) => slider(element, { ...c, value: initial(c, element.dataset[c.name]) }));
     const numbers = document.createElement("p");
     numbers.className = "pe-explorer__numbers";
     numbers.setAttribute("aria-live", "polite");

@@ -55,7 +55,7 @@ def draw_clock(
     omega = frequencies(d_model, base=base)[k]
     nrows = -(-k.size // ncols)
     ncols = min(ncols, k.size)
-    height = height if height is not None else 2.4 * nrows
+    height = height if height is not None else 2.9 * nrows  # three lines of title above each dial
     fig, axes = new_figure(nrows, ncols, width=width, height=height, dpi=dpi, squeeze=False)
     circle = np.linspace(0.0, 2 * np.pi, 121)
     for ax, kk, w in zip(axes.ravel(), k, omega, strict=False):
@@ -70,7 +70,8 @@ def draw_clock(
             ax.scatter(past[:, 0], past[:, 1], s=14, c=_shades(trail)[trail - len(past):], cmap="Greys",
                        vmin=0, vmax=1, gid="trail")
         ax.plot([0, tip[0]], [0, tip[1]], color="C3", lw=2.5, marker="o", markevery=[1], ms=5, zorder=2, gid="hand")
-        ax.set_title(f"k = {kk}: $\\omega$ = {w:.3g}\n$\\lambda$ = {2 * np.pi / w:.1f}")
+        # three short lines, so that a dial can be narrow and its labels large (issue 19, item 10)
+        ax.set_title(f"k = {kk}\n$\\omega$ = {w:.3g}\n$\\lambda$ = {2 * np.pi / w:.1f}")
         ax.set_xlim(-1.2, 1.2)
         ax.set_ylim(-1.2, 1.2)
         ax.set_aspect("equal")
@@ -226,5 +227,7 @@ def clock_animation_html(
     frames = png_frames(fig, lambda p: _update_clock(fig, p, d_model, k, base, trail), pos,
                         animated=_moving_artists(fig))
     labels = [f"pos = {p:g}" for p in pos]
+    # the smallest text of the frames (the titles; the dials have no other text), in frame pixels
+    sizes = [fig._suptitle.get_fontsize()] + [ax.title.get_fontsize() for ax in fig.axes if ax.get_visible()]
     return player_html(frames, labels, html_id=html_id, interval_ms=interval_ms,
-                       alt=f"clock hands of d_model = {d_model}")
+                       alt=f"clock hands of d_model = {d_model}", text_px=min(sizes) * dpi / 72)

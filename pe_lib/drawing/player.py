@@ -20,7 +20,7 @@ from .._validate import check_positive_int
 
 _HTML_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
-_PLAYER = """<div class="pe-player" id="{id}">
+_PLAYER = """<div class="pe-player" id="{id}"{text_px}>
 <div id="{id}_frames" style="overflow-x: auto; white-space: nowrap; max-width: 100%">
 {images}
 </div>
@@ -39,7 +39,7 @@ _PLAYER = """<div class="pe-player" id="{id}">
     return node;
   }}
   var slider = make("input", {{type: "range", min: 0, max: frames.length - 1, step: 1, value: 0,
-                               "aria-label": "frame", style: "width: 80%"}});
+                               "aria-label": "frame", style: "width: 100%"}});
   var prev = make("button", {{type: "button"}}, "\\u25c0 prev");
   var play = make("button", {{type: "button", "aria-label": "play or pause"}}, "play");
   var next = make("button", {{type: "button"}}, "next \\u25b6");
@@ -49,6 +49,11 @@ _PLAYER = """<div class="pe-player" id="{id}">
   buttons.appendChild(prev); buttons.appendChild(play); buttons.appendChild(next); buttons.appendChild(label);
   root.insertBefore(bar, note); root.insertBefore(buttons, note); root.removeChild(note);
   strip.style.overflowX = "hidden";
+  // one frame at a time: as wide as the column allows, never wider than drawn (no blurred labels)
+  root.style.maxWidth = frames[0].getAttribute("width") + "px";
+  for (var f = 0; f < frames.length; f++) {{
+    frames[f].style.width = "100%"; frames[f].style.height = "auto"; frames[f].style.marginRight = "0";
+  }}
   function show(i) {{
     current = (i + frames.length) % frames.length;
     for (var j = 0; j < frames.length; j++) frames[j].style.display = j === current ? "inline-block" : "none";
@@ -119,16 +124,19 @@ def _png_size(frame: str) -> tuple[int, int]:
     return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
 
 
-def player_html(frames, labels, *, html_id: str, interval_ms: int = 250, alt: str = "animation") -> str:
+def player_html(frames, labels, *, html_id: str, interval_ms: int = 250, alt: str = "animation",
+                text_px: float | None = None) -> str:
     """A self-contained HTML player over base64 PNG ``frames``, that also works without JavaScript.
 
     The markup is a strip of all frames that scrolls sideways, and a note saying so: this is what
     JupyterLab shows for a notebook it does not trust (it runs no script there), and it needs nothing
     else. Where the script runs, it shows one frame at a time with a slider, prev/play/next buttons and
-    ``labels[i]`` beside them, advancing every ``interval_ms`` when playing. Frame ``i`` has the alt
+    ``labels[i]`` beside them, advancing every ``interval_ms`` when playing; the frame then takes the
+    width of the column up to its own width (never enlarged). Frame ``i`` has the alt
     text ``"{alt}, {labels[i]}"``. ``html_id`` names every element (unique on the page; letters,
-    digits, underscore). No request leaves the page, and the output depends only on the arguments.
-    Returns the HTML string.
+    digits, underscore). ``text_px``, if given, is the height of the frames' smallest text in frame
+    pixels, stored as ``data-text-px`` so that a page can check what size its labels are shown at.
+    No request leaves the page, and the output depends only on the arguments. Returns the HTML string.
     """
     frames, labels = list(frames), [str(s) for s in labels]
     if not frames or len(frames) != len(labels):
@@ -137,6 +145,8 @@ def player_html(frames, labels, *, html_id: str, interval_ms: int = 250, alt: st
     if not isinstance(html_id, str) or not _HTML_ID.match(html_id):
         raise ValueError(f"html_id must start with a letter and hold only letters, digits and _, got {html_id!r}")
     interval_ms = check_positive_int(interval_ms, name="interval_ms")
+    if text_px is not None and not (isinstance(text_px, (int, float)) and 0 < text_px < float("inf")):
+        raise ValueError(f"text_px must be a positive number of pixels or None, got {text_px!r}")
     width, height = _png_size(frames[0])
     images = "\n".join(
         f'<img alt="{html.escape(f"{alt}, {label}", quote=True)}" width="{width}" height="{height}" '
@@ -150,6 +160,7 @@ def player_html(frames, labels, *, html_id: str, interval_ms: int = 250, alt: st
             "with a slider and a play button.")
     return _PLAYER.format(
         id=html_id,
+        text_px="" if text_px is None else f' data-text-px="{text_px:.2f}"',
         images=images,
         note=html.escape(note, quote=False),
         labels=_js_strings(labels),

@@ -9,6 +9,7 @@ values from pe_lib, never from the script), and moving a slider must redraw the 
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 
 import nbformat
@@ -114,6 +115,26 @@ def test_the_table_explorer_computes_pe_libs_table(browser, site):
             problems.append(f"the numbers shown do not follow the slider: {moved['text']!r}")
         longest = _move(page, "table", "d_model", 1024)["state"]
         problems += _close(longest["summary"], pe_lib.explorer_summary(64, 1024, base))
+
+
+def test_the_table_explorer_opens_on_another_setting_than_the_figure_above_it(browser, site):
+    """Chapter 4 shows pe_lib.explorer_figure for one setting; the explorer under it must not repeat it
+    (issue 19, item 14): it opens where its element's data-* attributes say, with pe_lib's numbers."""
+    nb = nbformat.read(ROOT / "notebooks/04_visualizing.ipynb", as_version=4)
+    figure = [tuple(map(int, m)) for c in nb.cells if c.cell_type == "code"
+              for m in re.findall(r"explorer_figure\((\d+), (\d+), BASE\)", c.source)]
+    element = [c.source for c in nb.cells if 'data-explorer="table"' in c.source]
+    assert len(figure) == 1 and len(element) == 1, (figure, element)
+    wanted = {name: float(v) for name, v in re.findall(r'data-(n_positions|d_model|base)="([^"]+)"', element[0])}
+    with checked_page(browser, site, "notebooks/04_visualizing", "table") as (page, problems):
+        state = page.evaluate("() => document.querySelector('.pe-explorer[data-explorer=table]').peState")
+        params = state["params"]
+        if (params["n_positions"], params["d_model"]) == figure[0]:
+            problems.append(f"the explorer opens on the figure's setting {figure[0]}: it repeats the figure")
+        if {k: params[k] for k in wanted} != wanted:
+            problems.append(f"the explorer opens at {params}, its element asks for {wanted}")
+        problems += _close(state["summary"], pe_lib.explorer_summary(int(params["n_positions"]),
+                                                                     int(params["d_model"]), params["base"]))
 
 
 def test_the_base_explorer_shows_pe_libs_numbers(browser, site):

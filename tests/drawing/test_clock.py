@@ -7,8 +7,10 @@ matplotlib.use("Agg")
 import importlib
 import re
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from matplotlib.font_manager import FontProperties
 
 import pe_lib
 
@@ -34,7 +36,7 @@ def test_draw_clock_puts_each_hand_where_the_table_says():
     assert sum(ax.get_visible() for ax in fig.axes) == 3  # one hidden cell in the 2 x 2 grid
     assert "pos = 7" in fig._suptitle.get_text()
     assert fig.axes[0].get_title().startswith("k = 0")
-    assert fig.get_size_inches().tolist() == [7.6, 4.8] and fig.dpi == 100
+    assert fig.get_size_inches().tolist() == [7.6, 5.8] and fig.dpi == 100  # 2.9 in per row of dials
 
 
 def test_the_trail_shows_earlier_positions_from_position_0_on_newest_darkest():
@@ -112,6 +114,16 @@ def test_clock_animation_is_deterministic_and_light():
     assert '"pos = 0","pos = 1","pos = 2","pos = 3"' in html
     assert 'alt="clock hands of d_model = 8, pos = 3"' in html
     assert len(html) < 40_000
+    # the smallest text of a frame in frame pixels, for pages to check its shown size: the dial titles
+    points = [FontProperties(size=plt.rcParams[key]).get_size_in_points() for key in ("axes.titlesize",
+                                                                                      "figure.titlesize")]
+    assert f'data-text-px="{min(points) * kwargs["dpi"] / 72:.2f}"' in html
+
+
+def test_each_dial_title_is_three_short_lines():
+    fig = pe_lib.draw_clock(3, 16, pairs=(0, 7))
+    assert [ax.get_title() for ax in fig.axes] == ["k = 0\n$\\omega$ = 1\n$\\lambda$ = 6.3",
+                                                   "k = 7\n$\\omega$ = 0.000316\n$\\lambda$ = 19869.2"]
 
 
 def test_clock_animation_validates_pairs():

@@ -51,7 +51,7 @@ def test_png_frames_are_small_valid_pngs_that_depend_only_on_the_drawing():
     assert frames == _clock_frames([0, 1, 2], colors=8)
     assert b"tEXt" not in raw[0]  # no metadata (software, dates)
     image = Image.open(io.BytesIO(raw[0]))
-    assert image.mode == "P" and len(image.getcolors()) <= 8 and image.size == (160, 96)  # 4.0 x 2.4 in at dpi 40
+    assert image.mode == "P" and len(image.getcolors()) <= 8 and image.size == (160, 116)  # 4.0 x 2.9 in at dpi 40
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [
@@ -95,6 +95,15 @@ def test_player_html_is_a_strip_of_frames_that_a_script_turns_into_a_player():
     assert '"a<b & c","say \\"<\\/script>\\""' in script
     assert html.count("</script>") == 1
     assert "http" not in html and "uuid" not in html
+    assert "data-text-px" not in html
+    # one frame at a time, as wide as the column allows but never wider than drawn; the slider spans it
+    assert 'root.style.maxWidth = frames[0].getAttribute("width") + "px"' in script
+    assert 'style: "width: 100%"' in script
+    sized = pe_lib.player_html([a], ["x"], html_id="demo_2", text_px=12.5)
+    assert '<div class="pe-player" id="demo_2" data-text-px="12.50">' in sized
+    for bad in (0, -1.0, float("nan"), "12"):
+        with pytest.raises(ValueError, match="text_px"):
+            pe_lib.player_html([a], ["x"], html_id="demo_3", text_px=bad)
 
 
 @pytest.mark.parametrize(("frames", "labels", "html_id", "match"), [

@@ -1,0 +1,84 @@
+"""How large the text inside the book's figures is on screen, in CSS pixels (issue 19).
+
+A figure is a picture: its labels shrink with it. pe_lib.show stores each figure's designed size in
+pixels (inches x dpi), which the page writes as the image's width (``style="width: 760px"``);
+notebooks/matplotlibrc fixes the fonts (the smallest, ticks and legends, in points) and the dpi. So
+a label of ``s`` points is ``s * dpi / 72`` designed pixels, shown at ``s * dpi / 72 * shown width /
+designed width`` CSS px. The limit is the issue's: no text below 10 CSS px. On a desktop every
+figure meets it; on a 390 px phone the figures, designed for a 760 px column, are shown at about
+half size (measured: median 6.2 px), a known problem not fixed yet (xfail, strict: it must be
+noticed when it is fixed).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from site_helpers import PHONE, ROOT, new_context, open_page, toc_docnames
+
+pytestmark = pytest.mark.browser
+
+MIN_TEXT_PX = 10
+DESKTOP = {"width": 1366, "height": 900}
+FIGURES_JS = """() => Array.from(document.querySelectorAll('.bd-article img'))
+  .filter(i => !i.closest('.pe-player') && i.getBoundingClientRect().width > 0)
+  .map(i => ({name: (i.currentSrc || '').split('/').pop().slice(0, 16),
+              designed: parseFloat(i.style.width) || Number(i.getAttribute('width')) || 0,
+              shown: i.getBoundingClientRect().width}))"""
+
+
+def _smallest_font_px() -> float:
+    """The smallest font of notebooks/matplotlibrc in designed pixels (points x dpi / 72)."""
+    rc = dict(re.findall(r"^([\w.]+)\s*:\s*(\S+)", (ROOT / "notebooks" / "matplotlibrc").read_text(), re.M))
+    sizes = [float(v) for k, v in rc.items() if k.endswith(("size", "labelsize", "fontsize")) and
+             re.fullmatch(r"[\d.]+", v)]
+    return min(sizes) * float(rc["figure.dpi"]) / 72
+
+
+@pytest.fixture(scope="module")
+def figure_text_px(browser, site) -> dict[int, dict[str, list[tuple[str, float]]]]:
+    """Per viewport width, per page: each figure and the CSS px of its smallest text. Each page is loaded
+    once, at desktop width, measured, narrowed to a phone's width and measured again."""
+    smallest, found = _smallest_font_px(), {DESKTOP["width"]: {}, PHONE["width"]: {}}
+    context = new_context(browser, viewport=DESKTOP)
+    try:
+        for docname in toc_docnames():
+            visit = open_page(browser, site, f"{docname}.html", context=context)
+            for viewport in (DESKTOP, PHONE):
+                visit.page.set_viewport_size(viewport)
+                visit.page.wait_for_timeout(100)  # the layout settles
+                found[viewport["width"]][docname] = [
+                    (f["name"], smallest * f["shown"] / f["designed"] if f["designed"] else 0.0)
+                    for f in visit.page.evaluate(FIGURES_JS)]  # 0.0: no designed width, which fails too
+            visit.close()
+    finally:
+        context.close()
+    return found
+
+
+def _too_small(found: dict) -> list[str]:
+    return [f"{doc}: {name} {px:.1f} px" for doc, figs in found.items() for name, px in figs if px < MIN_TEXT_PX]
+
+
+@pytest.mark.parametrize("viewport", [
+    pytest.param(DESKTOP, id="desktop"),
+    pytest.param(PHONE, id="phone", marks=pytest.mark.xfail(strict=True, reason=(
+        "issue 19: figures are designed for a 760 px column and shown at about half size on a 390 px "
+        "phone, so their 10 pt labels are about 6 CSS px; see the report of branch lab2 for a proposal"))),
+])
+def test_figure_text_is_at_least_10_css_px(figure_text_px, viewport, record_property):
+    found = figure_text_px[viewport["width"]]
+    sizes = sorted(px for figs in found.values() for _, px in figs)
+    assert len(sizes) >= 40, f"only {len(sizes)} figures found"
+    record_property("figure_text_px", {"viewport": viewport["width"], "min": sizes[0],
+                                       "median": sizes[len(sizes) // 2], "max": sizes[-1]})
+    print(f"figure text at {viewport['width']} px: {len(sizes)} figures, smallest text min {sizes[0]:.1f}, "
+          f"median {sizes[len(sizes) // 2]:.1f}, max {sizes[-1]:.1f} CSS px")
+    small = _too_small(found)
+    assert not small, f"{len(small)} of {len(sizes)} figures have text below {MIN_TEXT_PX} CSS px: " + "; ".join(small)
+
+
+def test_the_figure_text_check_can_fail():
+    assert _too_small({"a": [("x.png", 9.9), ("y.png", 10.0)]}) == ["a: x.png 9.9 px"]
+    assert _smallest_font_px() == pytest.approx(10 * 100 / 72)  # xtick.labelsize 10 at figure.dpi 100
