@@ -116,3 +116,18 @@ def test_check_positive_int(value, match):
     with pytest.raises(ValueError, match=match):
         check_positive_int(value, name="n")
     assert check_positive_int(3, name="n") == 3
+
+
+# ---- found by `make mutate` (each kills mutants that the tests above let live) ---------------------
+def test_check_positions_of_a_count_are_float64_and_too_many_are_refused_in_full():
+    from pe_lib._validate import MAX_TABLE_ELEMENTS, check_finite_array, check_positions
+    assert check_positions(3).dtype == np.float64 and check_positions(3).tolist() == [0.0, 1.0, 2.0]
+    n = MAX_TABLE_ELEMENTS // 2 + 1
+    with pytest.raises(ValueError) as error:
+        check_positions(n)
+    assert str(error.value) == (f"positions: a table of {n:,} positions exceeds the limit of {MAX_TABLE_ELEMENTS:,} "
+                                "values (2 GiB of float64) even at d_model = 2; ask for fewer positions or a smaller "
+                                "d_model")
+    with pytest.raises(ValueError) as error:
+        check_finite_array(np.float64(1.0), name="x", min_ndim=1)
+    assert str(error.value) == "x must be at least 1-D, got shape ()"

@@ -150,3 +150,45 @@ def test_bad_arguments():
         pe_lib.first_closer_than_neighbour(8, 0)
     with pytest.raises(ValueError, match=r"d_model must be a positive even integer"):
         pe_lib.nearest_other_position(5, 3)
+
+
+# ---- found by `make mutate` (each kills mutants that the tests above let live) ---------------------
+def test_the_scans_use_the_given_base():
+    # d = 4, base 100: omega = (1, 0.1); brute force over offsets 1..100 of sum_k 4 sin^2(omega_k delta / 2)
+    delta = np.arange(1, 101, dtype=float)
+    dist = 4 * np.sin(delta / 2) ** 2 + 4 * np.sin(0.1 * delta / 2) ** 2
+    offset, value = pe_lib.nearest_other_position(4, 100, base=100.0)
+    assert offset == int(delta[np.argmin(dist)]) == 63  # 63 ~ 20 pi: both angles near a whole turn
+    assert value == pytest.approx(dist.min(), rel=1e-12)
+    closer = delta[1:][dist[1:] < dist[0]]
+    assert pe_lib.first_closer_than_neighbour(4, 100, base=100.0) == int(closer[0])
+
+
+def test_constant_pairs_counts_strictly_below_max_angle_and_defaults_to_base_10000():
+    # d = 4: omega = (1, base^(-1/2)); over 10 positions pair 0 turns by exactly max_angle = 10: not counted
+    assert pe_lib.constant_pairs(4, 10, base=10_000.0, max_angle=10.0) == 1
+
+    def by_hand(d, length, base):
+        return sum(base ** (-2 * k / d) * length < 2 * np.pi for k in range(d // 2))
+
+    # the first length (d = 64) whose count a base of 10001 would change
+    length = next(n for n in range(1, 100_000) if by_hand(64, n, 10_000.0) != by_hand(64, n, 10_001.0))
+    assert pe_lib.constant_pairs(64, length) == by_hand(64, length, 10_000.0)
+
+
+def test_a_range_of_one_offset_and_the_summary_uses_its_base():
+    # offset 5 alone, d = 4, base 100: 4 sin^2(5/2) + 4 sin^2(0.5/2)
+    assert pe_lib.nearest_other_position(4, 5, base=100.0, min_offset=5) == (
+        5, pytest.approx(4 * np.sin(2.5) ** 2 + 4 * np.sin(0.25) ** 2, rel=1e-12))
+    assert pe_lib.base_summary(4, 10, base=100.0)["longest_wavelength"] == pytest.approx(2 * np.pi * 10, rel=1e-15)
+    with pytest.raises(ValueError, match=r"^min_offset must be an integer >= 1"):
+        pe_lib.nearest_other_position(4, 5, min_offset=0)
+
+
+def test_first_closer_than_neighbour_with_a_small_base_by_hand():
+    # d = 4, base 4: omega = (1, 0.5); the first offset nearer than the neighbour is 12 (6 with base 10000)
+    delta = np.arange(1, 200, dtype=float)
+    dist = 4 * np.sin(delta / 2) ** 2 + 4 * np.sin(0.5 * delta / 2) ** 2
+    assert pe_lib.first_closer_than_neighbour(4, 199, base=4.0) == int(delta[1:][dist[1:] < dist[0]][0]) == 12
+    with pytest.raises(ValueError, match=r"^offsets must"):
+        pe_lib.squared_distance([[1.0]], 4)

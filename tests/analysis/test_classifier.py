@@ -118,3 +118,42 @@ def test_bad_input(call, message):
 def test_shrinkage_must_be_a_number():
     with pytest.raises(ValueError, match="real number"):
         classifier.fit_linear_discriminant(np.eye(4), [0, 0, 1, 1], shrinkage="a little")
+
+
+# ---- found by `make mutate` (each kills mutants that the tests above let live) ---------------------
+def test_the_shrinkage_target_is_the_mean_variance_or_one_when_it_is_zero():
+    # one feature: the target tr(Sigma)/p I is Sigma itself, so any gamma leaves Sigma = 0.04 / (4 - 2) = 0.02
+    w, b = pe_lib.fit_linear_discriminant([[0.0], [0.2], [1.0], [1.2]], [0, 0, 1, 1], shrinkage=0.5)
+    np.testing.assert_allclose(w, [[0.1 / 0.02, 1.1 / 0.02]], rtol=1e-12)  # mu_c / sigma
+    np.testing.assert_allclose(b, [-0.5 * 0.1 * 5 + math.log(0.5), -0.5 * 1.1 * 55 + math.log(0.5)], rtol=1e-12)
+    # every row equals its class mean: Sigma = 0, the target is 1 * I, so Sigma_gamma = 0.5
+    w, _ = pe_lib.fit_linear_discriminant([[0.0], [0.0], [1.0], [1.0]], [0, 0, 1, 1], shrinkage=0.5)
+    np.testing.assert_allclose(w, [[0.0, 2.0]], rtol=1e-12)
+    w, _ = pe_lib.fit_linear_discriminant([[0.0], [0.0], [1.0], [1.0]], [0, 0, 1, 1], shrinkage=1.0)  # 1 allowed
+    np.testing.assert_allclose(w, [[0.0, 1.0]], rtol=1e-12)
+
+
+X4, Y4 = [[0.0], [0.2], [1.0], [1.2]], [0, 0, 1, 1]
+STATES = np.random.default_rng(0).normal(size=(2, 3, 4, 2))
+
+
+@pytest.mark.parametrize(("call", "match"), [
+    (lambda: pe_lib.fit_linear_discriminant([[np.nan]] * 4, Y4), r"^x must be finite"),
+    (lambda: pe_lib.fit_linear_discriminant(X4, [0, 0, 1]), r"^labels must be 4 integer class labels"),
+    (lambda: pe_lib.fit_linear_discriminant(X4, [0, 0, 0, 1]),
+     r"^every class 0 \.\. 1 needs at least two training rows, got counts from 1 to 3$"),
+    (lambda: pe_lib.fit_linear_discriminant(X4, Y4, shrinkage=float("nan")), r"^shrinkage must be a finite"),
+    (lambda: pe_lib.heldout_accuracy([[np.nan]] * 4, Y4, X4, Y4), r"^x_train must be finite"),
+    (lambda: pe_lib.heldout_accuracy(X4, Y4, [[np.nan]], [0]), r"^x_test must be finite"),
+    (lambda: pe_lib.heldout_accuracy(X4, Y4, X4, [0, 1]), r"^labels_test must be 4 integer class labels"),
+    (lambda: pe_lib.heldout_accuracy(X4, Y4, X4, [0, 1, 2, 0]),
+     r"^labels_test must be classes seen in training \(0 \.\. 1\), got"),
+    (lambda: pe_lib.heldout_accuracy(X4, Y4, X4, Y4, shrinkage=2.0), r"^shrinkage must be in \(0, 1\]"),
+    (lambda: pe_lib.layer_classifier(STATES, [0, 1, 0], n_train=1), r"^labels must be 4 integer class labels"),
+    (lambda: pe_lib.layer_classifier(STATES, [0, 0, 1, 1], n_train=0), r"^n_train must be an integer >= 1"),
+    (lambda: pe_lib.layer_classifier(STATES, [0, 0, 1, 1], n_train=1, shrinkage=2.0),
+     r"^shrinkage must be in \(0, 1\]"),
+])
+def test_errors_name_the_argument(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

@@ -54,3 +54,24 @@ def test_the_installed_minilm_table():
     norms = np.linalg.norm(table, axis=1)
     # measured when the package was chosen (issue 18): 2.36 at position 0, 0.97 at 511
     assert norms[0] == pytest.approx(2.36, abs=0.005) and norms[511] == pytest.approx(0.97, abs=0.005)
+
+
+# ---- found by `make mutate` (each kills mutants that the tests above let live) ---------------------
+def test_whole_error_messages_name_the_file_and_what_it_holds(weights, tmp_path):
+    path, _ = weights
+    archive = tmp_path / "model.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("config.json", "{}")
+        z.writestr("vocab.txt", "")
+        z.write(path, "model.safetensors")
+    with pytest.raises(ValueError) as error:
+        pe_lib.load_position_table(archive, member="weights.safetensors")
+    holds = "config.json, vocab.txt, model.safetensors"
+    assert str(error.value) == f"{archive} has no 'weights.safetensors'; it holds {holds}"
+    with pytest.raises(ValueError, match=rf"^the weights in {archive} has SHA-256 [0-9a-f]{{64}}, expected f{{64}}"):
+        pe_lib.load_position_table(archive, sha256="f" * 64)
+    empty = tmp_path / "empty.safetensors"
+    save_file({}, str(empty))
+    with pytest.raises(ValueError) as error:
+        pe_lib.load_position_table(empty)
+    assert str(error.value) == f"no tensor {pt.POSITION_TENSOR!r} in the file; it has none"

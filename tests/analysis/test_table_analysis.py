@@ -54,3 +54,27 @@ def test_principal_components_of_a_line_and_a_circle():
 def test_bad_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# ---- found by `make mutate` (each kills mutants that the tests above let live) ---------------------
+def test_an_integer_table_is_read_as_float64_and_one_column_is_enough():
+    big = np.array([[4_000_000_000, 0], [0, 4_000_000_000]])  # 1.6e19 overflows int64
+    np.testing.assert_allclose(pe_lib.dot_by_offset(big), [1.6e19, 0.0], rtol=1e-15)
+    np.testing.assert_array_equal(pe_lib.column_frequencies([[0.0], [1.0], [0.0], [1.0]]), [0.5])  # period 2
+
+
+def test_principal_components_default_k_and_k_up_to_the_smaller_side():
+    table = np.random.default_rng(0).normal(size=(6, 4))
+    assert pe_lib.principal_components(table)[0].shape == (6, 3)
+    assert pe_lib.principal_components(table, k=4)[0].shape == (6, 4)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: pe_lib.dot_by_offset([[0.0, np.nan], [1.0, 1.0]]), "the position table has non-finite entries"),
+    (lambda: pe_lib.cosine_profile([[0.0, 0.0], [1.0, 1.0]]),
+     "a row of the table is zero: its cosine with other rows is undefined"),
+])
+def test_whole_error_messages(call, message):
+    with pytest.raises(ValueError) as error:
+        call()
+    assert str(error.value) == message

@@ -230,3 +230,49 @@ def test_implementation_tables():
     np.testing.assert_allclose(bug, buggy_sinusoidal(n, d), atol=1e-7)
     with pytest.raises(ValueError, match="name must be one of"):
         implementation_table("bert", n, d)
+
+
+# ---- found by `make mutate` (each kills mutants that the tests above let live) ---------------------
+def test_implementation_table_fairseq_starts_at_padding_idx_plus_one_by_default():
+    # d = 4 in tensor2tensor's split layout: omega = (1, 10000^(-1/(2-1))) = (1, 1e-4); default padding_idx 1
+    first = implementation_table("fairseq", 1, 4)[0]
+    np.testing.assert_allclose(first, [np.sin(2.0), np.sin(2e-4), np.cos(2.0), np.cos(2e-4)], rtol=1e-6)
+    assert implementation_table("paper", 0, 4).shape == (0, 4)  # no tokens is allowed
+
+
+def test_implementation_table_computes_and_stores_in_the_implementations_dtypes():
+    # both are the paper's interleaved table stored in float32; the PyTorch tutorial computes the angles
+    # in float32 too, DistilBERT in float64: far positions differ by more than float32's rounding of the result
+    tutorial = implementation_table("PyTorch tutorial", 2000, 16)
+    distilbert = implementation_table("DistilBERT (Hugging Face)", 2000, 16)
+    assert np.abs(tutorial - distilbert).max() > 1e-5
+    marian = implementation_table("Marian (Hugging Face)", 50, 16)  # computed in float64, stored in float32
+    np.testing.assert_array_equal(marian, marian.astype(np.float32).astype(np.float64))
+    assert not np.array_equal(marian, pe_lib.sinusoidal(50, 16)[:, layout_permutation(16)])
+
+
+def test_fairseq_sinusoidal_uses_its_base():
+    # d = 4, base 100: omega = (1, 100^-1) = (1, 0.01); row 3 is [sin 3, sin 0.03, cos 3, cos 0.03]
+    np.testing.assert_allclose(fairseq_sinusoidal(4, 4, base=100.0)[3],
+                               [np.sin(3.0), np.sin(0.03), np.cos(3.0), np.cos(0.03)], rtol=1e-6)
+
+
+NARROW_BLOCK = {"w_q": np.zeros((1, 4, 2)), "w_k": np.zeros((1, 4, 2)), "w_v": np.zeros((1, 4, 2)),
+                "w_o": np.zeros((2, 4)), "w_1": np.zeros((4, 1)), "b_1": np.zeros(1), "w_2": np.zeros((1, 4)),
+                "b_2": np.zeros(4)}
+
+
+@pytest.mark.parametrize(("call", "match"), [
+    (lambda: layout_permutation(4, source="x"), r"^source must be one of"),
+    (lambda: layout_permutation(4, target="x"), r"^target must be one of"),
+    (lambda: permuted_blocks([{"w_q": 0}], np.arange(4)),
+     r"^a block must be a dict with keys w_q, w_k, w_v, w_o, w_1, b_1, w_2, b_2 \(see pe_lib.init_blocks\)$"),
+    (lambda: permuted_blocks([NARROW_BLOCK], np.arange(4)), r"^perm has 4 entries, but the block is for d_model=2$"),
+    (lambda: fairseq_sinusoidal(0, 4), r"^num_embeddings must be an integer >= 1"),
+    (lambda: fairseq_sinusoidal(4, 4, -1), r"^padding_idx must be an integer >= 0"),
+    (lambda: fairseq_positions([[1, 2]], -1), r"^padding_idx must be an integer >= 0"),
+    (lambda: implementation_table("paper", -1, 4), r"^n must be an integer >= 0"),
+])
+def test_errors_name_the_argument(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

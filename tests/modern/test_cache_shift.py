@@ -46,3 +46,22 @@ def test_hand_worked_pair_and_own_frequencies():
 def test_bad_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# ---- found by `make mutate` (each kills mutants that the tests above let live) ---------------------
+def test_the_default_base_is_10000():
+    # interleaved, d = 4: pair 1 = dimensions (2, 3) turns at 10000^(-1/2) = 0.01, by 10 rad over 1000 positions
+    out = pe_lib.rope_shift(np.array([0.0, 0.0, 1.0, 0.0]), 1000)
+    np.testing.assert_allclose(out, [0.0, 0.0, np.cos(10.0), np.sin(10.0)], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(("keys", "kwargs", "message"), [
+    (np.float64(1.0), {}, "keys must have shape (..., d), got shape ()"),
+    (np.zeros(3), {}, "the last axis of keys (the head dimension d) must be a positive even integer (each "
+                      "frequency fills a sin/cos pair), got 3; try 4"),
+    (np.zeros(4), {"inv_freq": [[1.0, 1.0]]}, "inv_freq must be 1-D, got shape (1, 2)"),
+])
+def test_whole_error_messages(keys, kwargs, message):
+    with pytest.raises(ValueError) as error:
+        pe_lib.rope_shift(keys, 1, **kwargs)
+    assert str(error.value) == message

@@ -226,3 +226,29 @@ def test_yarn_attention_factor():
 def test_validation(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# ---- found by `make mutate` (each kills mutants that the tests above let live) ---------------------
+def test_yarn_correction_range_default_base_is_10000():
+    def bounds(d, length, base):  # floor(i(32)), ceil(i(1)) with i(r) = d ln(L / (2 pi r)) / (2 ln base)
+        i = [d * math.log(length / (2 * math.pi * r)) / (2 * math.log(base)) for r in (32.0, 1.0)]
+        return max(math.floor(i[0]), 0), min(math.ceil(i[1]), d - 1)
+
+    # the first length from 4096 on whose bounds a base of 10001 would move (4712)
+    length = next(n for n in range(4096, 200_000) if bounds(64, n, 10_000.0) != bounds(64, n, 10_001.0))
+    assert pe_lib.yarn_correction_range(64, original_length=length) == bounds(64, length, 10_000.0)
+
+
+@pytest.mark.parametrize(("call", "match"), [
+    (lambda: pe_lib.ntk_base(7, 2.0), r"^d must be a positive even integer"),
+    (lambda: pe_lib.yarn_ramp(7, original_length=4096, ramp="paper"), r"^d must be a positive even integer"),
+    (lambda: pe_lib.yarn_ramp(8, original_length=0, ramp="paper"), r"^original_length must be an integer >= 1"),
+    (lambda: pe_lib.yarn_frequencies(7, 2.0, original_length=4096), r"^d must be a positive even integer"),
+    (lambda: pe_lib.yarn_frequencies(8, 2.0, original_length=4096, ramp="x"), r"^ramp must be one of"),
+    (lambda: pe_lib.pi_frequencies(8, 0.5),
+     r"^scale is the factor L'/L by which the context grows and must be >= 1, got 0.5; for a context of 8192 "
+     r"tokens from 2048 pass scale=4.0$"),
+])
+def test_errors_name_the_argument(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

@@ -131,3 +131,46 @@ def test_permuted_qk_moves_only_query_and_key_columns():
 def test_permuted_qk_bad_input(blocks, perm, message):
     with pytest.raises(ValueError, match=message):
         pe_lib.permuted_qk(blocks, perm)
+
+
+# ---- found by `make mutate` (each kills mutants that the tests above let live) ---------------------
+def test_timestep_convention_match_of_a_4_wide_table_uses_max_period():
+    # diffusers' formula with downscale_freq_shift = 0, dim = 4, max_period = 100: frequencies 100^(-i/2) = (1, 0.1),
+    # [sin | cos] (no flip)
+    t = np.array([0.0, 1.0, 2.0, 3.0, 5.0, 8.0])
+    angles = t[:, None] * np.array([1.0, 0.1])
+    table = np.concatenate([np.sin(angles), np.cos(angles)], axis=1)
+    scores = pe_lib.timestep_convention_match(table, t, max_period=100.0)
+    assert scores[(False, 0.0)] == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: pe_lib.timestep_convention_match(np.zeros((1, 4)), [[0.0]]),
+     "timesteps must have shape (n,): one timestep per row of table, got shape (1, 1)"),
+    (lambda: pe_lib.timestep_convention_match(np.zeros(4), [0.0]), "table must have shape (n, dim), got shape (4,)"),
+    (lambda: pe_lib.timestep_convention_match(np.ones((2, 4)), [0.0, 1.0]),
+     "table is constant: no convention can be told from it"),
+    (lambda: pe_lib.permuted_qk([], [0, 1]),
+     "blocks must be a non-empty list of dicts (model.params['blocks']), got list"),
+    (lambda: pe_lib.permuted_qk([{"w_q": np.zeros((1, 4, 2))}], [0, 1]),
+     "every block must hold the query and key weights 'w_q' and 'w_k'"),
+    (lambda: pe_lib.permuted_qk([{"w_q": np.zeros((1, 4, 2)), "w_k": np.zeros((1, 4, 2))}], [0, 0]),
+     "perm must be a permutation of 0 .. 1 (one index per column of a head), got array([0, 0])"),
+])
+def test_whole_error_messages(call, message):
+    with pytest.raises(ValueError) as error:
+        call()
+    assert str(error.value) == message
+
+
+@pytest.mark.parametrize(("call", "match"), [
+    (lambda: pe_lib.layout_misread_permutation(3, stored="split", read_as="interleaved"),
+     r"^d_k must be a positive even integer"),
+    (lambda: pe_lib.layout_misread_permutation(4, stored="x", read_as="split"), r"^stored must be one of"),
+    (lambda: pe_lib.layout_misread_permutation(4, stored="split", read_as="x"), r"^read_as must be one of"),
+    (lambda: pe_lib.timestep_convention_match(np.eye(4), np.arange(4.0), max_period=float("nan")),
+     r"^max_period must be a finite real number"),
+])
+def test_errors_name_the_argument(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

@@ -102,3 +102,22 @@ def test_text_after_a_long_video_starts_after_its_last_frame():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# ---- found by `make mutate` (each kills mutants that the tests above let live) ---------------------
+def test_mrope_turns_by_the_given_base():
+    # d = 4, base 100: omega = (1, 100^(-1/2)) = (1, 0.1); pair 1 = dimensions (1, 3) in the split layout
+    out = pe_lib.mrope(np.array([[0.0, 1.0, 0.0, 0.0]]), [[3, 0, 0]], [2, 0, 0], base=100.0)
+    np.testing.assert_allclose(out, [[0.0, np.cos(0.3), 0.0, np.sin(0.3)]], rtol=0, atol=1e-15)
+
+
+def test_mrope_names_the_head_dimension_and_refuses_sections_that_are_no_list():
+    with pytest.raises(ValueError, match=r"^the last axis of x \(the head dimension d\) must be a positive even"):
+        pe_lib.mrope(np.zeros((1, 5)), [[0, 0, 0]], [1, 1, 0])
+    with pytest.raises(ValueError, match=r"^sections must be 3 non-negative ints .* got 2;"):
+        pe_lib.mrope(np.zeros((1, 4)), [[0, 0, 0]], 2)
+
+
+def test_mrope_positions_are_int64_even_when_empty():
+    assert pe_lib.mrope_positions([]).dtype == np.int64 and pe_lib.mrope_positions([]).shape == (0, 3)
+    assert pe_lib.mrope_positions([2, (1, 2, 2)]).dtype == np.int64

@@ -66,3 +66,15 @@ def test_positions_that_run_on_are_one_document():
 def test_bad_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# ---- found by `make mutate` (each kills mutants that the tests above let live) ---------------------
+def test_lengths_error_shows_the_first_four_values():
+    with pytest.raises(ValueError) as error:
+        pe_lib.packed_document_ids([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    assert str(error.value) == "lengths must hold integers >= 1 (token counts), got dtype float64: [1.0, 2.0, 3.0, 4.0]"
+
+
+def test_document_ids_are_int64():
+    assert pe_lib.documents_from_position_ids([0, 1, 0, 1, 2]).dtype == np.int64
+    assert pe_lib.documents_from_position_ids([0, 1, 0, 1, 2]).tolist() == [0, 0, 1, 1, 1]

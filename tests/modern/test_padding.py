@@ -87,3 +87,19 @@ def test_pad_batch_moves_each_sequence():
 def test_bad_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# ---- found by `make mutate` (each kills mutants that the tests above let live) ---------------------
+def test_a_single_token_batch_and_two_left_padded_rows():
+    padded, mask = pe_lib.pad_batch([[5]], [1])
+    assert padded.tolist() == [[5]] and mask.tolist() == [[1]]
+    padded, mask = pe_lib.pad_batch([[1, 2, 3], [4, 5, 6]], [2, 3], side="left", pad_id=9)
+    assert padded.tolist() == [[9, 1, 2], [4, 5, 6]] and mask.tolist() == [[0, 1, 1], [1, 1, 1]]
+
+
+def test_padding_mask_is_int64_and_errors_name_the_argument():
+    assert pe_lib.padding_mask([2, 1]).dtype == np.int64
+    with pytest.raises(ValueError, match=r"^width must be an integer >= 1"):
+        pe_lib.padding_mask([2, 1], 0)
+    with pytest.raises(ValueError, match=r"^attention_mask must be an array of 0s and 1s, got dtype <U1"):
+        pe_lib.position_ids_from_mask([["a"]])

@@ -100,3 +100,26 @@ def test_the_grid_is_row_major():
 def test_bad_input(args, kwargs, error, match):
     with pytest.raises(error, match=match):
         pe_lib.resample_grid(*args, **kwargs)
+
+
+# ---- found by `make mutate` (each kills mutants that the tests above let live) ---------------------
+def test_the_kernel_is_zero_from_two_on_and_computed_in_float64():
+    np.testing.assert_array_equal(pe_lib.cubic_kernel([2.0, 2.5, 2.99, -2.5, 7.0]), 0.0)
+    # a float16 input is computed in float64: 1.5 -> a (1.5^3 - 5 * 1.5^2 + 8 * 1.5 - 4) = 0.125 a
+    k = pe_lib.cubic_kernel(np.array([0.1, 1.5], dtype=np.float16))
+    a = -0.75
+    t = float(np.float16(0.1))
+    assert k.dtype == np.float64
+    np.testing.assert_allclose(k, [((a + 2) * t - (a + 3)) * t * t + 1, 0.125 * a], rtol=1e-15)
+
+
+@pytest.mark.parametrize(("call", "match"), [
+    (lambda: pe_lib.resample_weights(0, 4), r"^n_in must be an integer >= 1"),
+    (lambda: pe_lib.resample_weights(4, 0), r"^n_out must be an integer >= 1"),
+    (lambda: pe_lib.resample_grid(np.zeros((4, 1)), (0, 2), (2, 2)), r"^old_size\[0\] must be an integer >= 1"),
+    (lambda: pe_lib.resample_grid(np.zeros((4, 1)), (2, 2), (16_385, 16_385)),
+     r"^a resized table of 268468225 x 1 = 268,468,225 values exceeds"),
+])
+def test_errors_name_the_argument(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pe_lib
+from pe_lib.modern.rope_scaling import check_betas, yarn_bounds
 
 
 # ---- independent references, one pair at a time ------------------------------------------------------
@@ -662,3 +663,178 @@ def test_config_rope_frequencies_per_layer_type_as_in_gemma4():
 def test_config_rope_frequencies_refuses_what_it_cannot_read(config, kwargs, error, match):
     with pytest.raises(error, match=match):
         pe_lib.config_rope_frequencies(config, **kwargs)
+
+
+# ---- found by `make mutate` (each kills mutants that the tests above let live) ---------------------
+def omega_by_hand(d, base):
+    return np.array([base ** (-2 * i / d) for i in range(d // 2)])
+
+
+def test_a_factor_of_one_or_below_two_is_not_warned_about():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for factor in (1.0, 1.5):  # >= 1 is allowed: only a factor below 1 shrinks the context
+            inv_freq, _ = pe_lib.rope_scaling_frequencies(8, {"rope_type": "linear", "factor": factor})
+            np.testing.assert_allclose(inv_freq, omega_by_hand(8, 10_000.0) / factor, rtol=1e-14)
+
+
+@pytest.mark.parametrize(("rope_scaling", "kwargs"), [
+    ({"rope_type": "dynamic", "factor": 0.5}, {"max_position_embeddings": 4096}),
+    ({"rope_type": "yarn", "factor": 0.5}, {"original_max_position_embeddings": 4096}),
+    ({**LLAMA31, "factor": 0.5}, {}),
+])
+def test_strict_refuses_a_factor_below_one_for_every_type(rope_scaling, kwargs):
+    with pytest.raises(ValueError, match=r"^factor is the factor .* got 0.5 \(transformers only warns; strict=True"):
+        pe_lib.rope_scaling_frequencies(64, rope_scaling, strict=True, **kwargs)
+    with pytest.raises(ValueError, match=r"^factor is the factor"):  # config_rope_frequencies passes strict on
+        pe_lib.config_rope_frequencies({"head_dim": 64, "rope_scaling": rope_scaling, **kwargs}, strict=True)
+
+
+def test_a_warning_says_how_to_refuse():
+    for rope_scaling in ({"rope_type": "linear", "factor": 0.5}, {"rope_type": "linear", "factor": 2.0, "mscale": 1}):
+        with pytest.warns(W) as record:
+            pe_lib.rope_scaling_frequencies(8, rope_scaling)
+        assert str(record[0].message).endswith(" (transformers only warns, and so does pe_lib without strict=True)")
+
+
+@pytest.mark.parametrize(("call", "match"), [
+    (lambda: check_betas(32.0, "slow"), r"^beta_slow must be a finite real number, got 'slow'"),
+    (lambda: pe_lib.rope_scaling_frequencies(64, {"rope_type": "yarn", "factor": 4.0, "beta_fast": "x"},
+                                             original_max_position_embeddings=4096), r"^beta_fast must be a finite"),
+    (lambda: pe_lib.rope_scaling_frequencies(64, {"rope_type": "yarn", "factor": 4.0, "beta_slow": "x"},
+                                             original_max_position_embeddings=4096), r"^beta_slow must be a finite"),
+    (lambda: pe_lib.rope_scaling_frequencies(64, {"rope_type": "yarn", "factor": 4.0, "mscale": "x",
+                                                  "mscale_all_dim": 1.0}, original_max_position_embeddings=4096),
+     r"^mscale must be a finite"),
+    (lambda: pe_lib.rope_scaling_frequencies(128, {**LLAMA31, "high_freq_factor": "x"}),
+     r"^high_freq_factor must be a finite"),
+    (lambda: pe_lib.config_rope_frequencies({"hidden_size": 0, "num_attention_heads": 2}),
+     r"^hidden_size must be an integer >= 1, got 0"),
+    (lambda: pe_lib.config_rope_frequencies({"hidden_size": 64}),  # one of the two is not enough
+     r"^the config needs head_dim, or hidden_size and num_attention_heads"),
+])
+def test_errors_name_the_argument(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_check_betas_with_allow_equal_still_needs_a_positive_beta_slow():
+    assert check_betas(1.0, 1.0, allow_equal=True) == (1.0, 1.0)
+    with pytest.raises(ValueError, match=r"need 0 < beta_slow <= beta_fast"):
+        check_betas(1.0, 0.0, allow_equal=True)
+
+
+def test_yarn_bounds_truncate_by_default():
+    # i(r) = d ln(L / (2 pi r)) / (2 ln base): 10.47 for r = 32 and 22.49 for r = 1 (d = 64, L = 4096)
+    low = 64 * math.log(4096 / (2 * math.pi * 32)) / (2 * math.log(10_000))
+    high = 64 * math.log(4096 / (2 * math.pi * 1)) / (2 * math.log(10_000))
+    assert 10 < low < 11 and 22 < high < 23
+    assert yarn_bounds(64, 4096, 10_000.0, 32.0, 1.0) == (10, 23)
+
+
+def test_yarn_attention_factor_of_a_small_factor_and_of_deepseeks_ratio():
+    yarn = {"rope_type": "yarn", "original_max_position_embeddings": 4096}
+    _, att = pe_lib.rope_scaling_frequencies(64, {**yarn, "factor": 1.5})
+    assert att == pytest.approx(0.1 * math.log(1.5) + 1.0, rel=1e-15)  # 1.0405
+    _, att = pe_lib.rope_scaling_frequencies(64, {**yarn, "factor": 40.0, "mscale": 1.0, "mscale_all_dim": 0.5})
+    assert att == pytest.approx((0.1 * math.log(40) + 1) / (0.05 * math.log(40) + 1), rel=1e-15)  # 1.156
+
+
+def test_yarn_with_equal_betas_does_not_warn():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pe_lib.rope_scaling_frequencies(64, {"rope_type": "yarn", "factor": 4.0, "beta_fast": 1.0, "beta_slow": 1.0},
+                                        original_max_position_embeddings=4096)
+
+
+def test_longrope_attention_factor_of_a_small_factor():
+    short, long = phi3_like(32)
+    _, att = pe_lib.rope_scaling_frequencies(64, {**LONG, "short_factor": short, "long_factor": long, "factor": 1.5},
+                                             original_max_position_embeddings=4096)
+    assert att == pytest.approx(math.sqrt(1 + math.log(1.5) / math.log(4096)), rel=1e-15)  # 1.0241
+
+
+def test_llama3_hard_cut_keeps_a_pair_exactly_at_the_cut_and_divides_by_no_zero():
+    import warnings
+    omega = pe_lib.frequencies(128, base=500_000.0)
+    lam = 2 * np.pi / omega
+    edge = next(k for k in range(10, 60) if 8192 / (8192 / lam[k]) == lam[k])
+    cut = {**LLAMA31, "low_freq_factor": 8192 / lam[edge], "high_freq_factor": 8192 / lam[edge]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no 0/0 blend when high == low
+        with pytest.warns(W):
+            inv_freq = pe_lib.rope_scaling_frequencies(128, cut, base=500_000.0)[0]
+    assert inv_freq[edge] == omega[edge]  # wavelength == L / low is not above the cut: kept
+    assert inv_freq[edge + 1] == omega[edge + 1] / 8 and inv_freq[edge - 1] == omega[edge - 1]
+    with pytest.warns(W, match=r"cuts at wavelength original_max_position_embeddings / low_freq_factor = 4096\.0 "):
+        pe_lib.rope_scaling_frequencies(128, {**LLAMA31, "low_freq_factor": 2.0, "high_freq_factor": 2.0})
+
+
+@pytest.mark.parametrize("key", ["rope_theta", "rope_scaling", "rope_parameters"])
+def test_a_config_with_its_own_rope_fields_is_not_read_in_text_config(key):
+    own = {"rope_theta": 1e8, "rope_scaling": {"rope_type": "linear", "factor": 2.0},
+           "rope_parameters": {"rope_type": "linear", "factor": 2.0}}[key]
+    config = {"head_dim": 8, key: own, "text_config": {"head_dim": 8, "rope_theta": 10_000.0}}
+    expected = [1.0, 1e-2, 1e-4, 1e-6] if key == "rope_theta" else [0.5, 0.05, 0.005, 0.0005]
+    np.testing.assert_allclose(pe_lib.config_rope_frequencies(config)[0], expected, rtol=1e-14)
+
+
+def test_rope_dicts_per_layer_type_are_found_by_the_configs_layer_types_or_the_two_usual_names():
+    chunked = {"head_dim": 8, "layer_types": ["chunked_attention"],
+               "rope_parameters": {"chunked_attention": {"rope_type": "default", "rope_theta": 1e8}}}
+    np.testing.assert_allclose(pe_lib.config_rope_frequencies(chunked, layer_type="chunked_attention")[0],
+                               [1.0, 1e-2, 1e-4, 1e-6], rtol=1e-14)
+    no_list = {"head_dim": 8, "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 1e8},
+                                                  "full_attention": {"rope_type": "default"}}}
+    np.testing.assert_allclose(pe_lib.config_rope_frequencies(no_list, layer_type="sliding_attention")[0],
+                               [1.0, 1e-2, 1e-4, 1e-6], rtol=1e-14)
+
+
+def test_a_config_without_a_rope_dict_is_default_rope_even_under_strict():
+    theta = {"head_dim": 8, "rope_theta": 1e8}
+    np.testing.assert_allclose(pe_lib.config_rope_frequencies(theta, strict=True)[0], [1.0, 1e-2, 1e-4, 1e-6],
+                               rtol=1e-14)
+    half = {"head_dim": 8, "partial_rotary_factor": 0.5}  # d = 4: 10000^0, 10000^(-1/2)
+    np.testing.assert_allclose(pe_lib.config_rope_frequencies(half, strict=True)[0], [1.0, 0.01], rtol=1e-14)
+
+
+def test_proportional_with_a_partial_rotary_factor_in_the_dict_or_as_argument_does_not_warn():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        in_dict, _ = pe_lib.rope_scaling_frequencies(8, {"rope_type": "proportional", "partial_rotary_factor": 0.5})
+        argument, _ = pe_lib.rope_scaling_frequencies(8, {"rope_type": "proportional"}, partial_rotary_factor=0.5)
+        plain, _ = pe_lib.rope_scaling_frequencies(8, None, strict=True)  # None is "default", even under strict
+    np.testing.assert_allclose(in_dict, [1.0, 0.1, 0.0, 0.0], rtol=1e-14)  # 10000^(-2i/8) for the first 2 pairs
+    np.testing.assert_array_equal(argument, in_dict)
+    np.testing.assert_allclose(plain, [1.0, 0.1, 0.01, 0.001], rtol=1e-14)
+    with pytest.warns(W, match=r"^rope_type 'proportional' without partial_rotary_factor rotates every pair, which "
+                               r"makes it 'linear' \(transformers"):
+        pe_lib.rope_scaling_frequencies(8, {"rope_type": "proportional"})
+
+
+@pytest.mark.parametrize(("head_dim", "rope_scaling", "kwargs", "message"), [
+    (64, {"rope_type": "yarn", "factor": 4.0}, {},
+     "rope_type 'yarn' needs the training length: put 'original_max_position_embeddings' into rope_scaling or pass "
+     "original_max_position_embeddings= or max_position_embeddings="),
+    (64, {"rope_type": "dynamic", "factor": 4.0}, {},
+     "rope_type 'dynamic' scales by the current length over max_position_embeddings: pass max_position_embeddings="),
+    (64, {**LONG, "short_factor": [1.0] * 32, "long_factor": [2.0] * 32}, {"original_max_position_embeddings": 4096},
+     "rope_type 'longrope' without 'factor' uses max_position_embeddings / original_max_position_embeddings: put "
+     "'factor' into rope_scaling or pass max_position_embeddings="),
+    (64, {"factor": 8.0}, {"strict": True},
+     "rope_scaling needs a 'rope_type' (or the legacy 'type') key, one of 'default', 'linear', 'dynamic', 'yarn', "
+     "'longrope', 'llama3', 'proportional'; got the keys ['factor']"),
+    (64, [("rope_type", "linear")], {}, "rope_scaling must be None or a dict like {'rope_type': 'linear', "
+                                        "'factor': 4.0}, got list"),
+    (8, {"rope_type": "proportional", "factor": "x", "partial_rotary_factor": 0.5}, {},
+     "factor must be a finite real number, got 'x'"),
+    (8, {"rope_type": "default", "partial_rotary_factor": 0.5}, {"partial_rotary_factor": 0.25},
+     "rope_scaling['partial_rotary_factor'] = 0.5 disagrees with partial_rotary_factor=0.25; give one of them"),
+])
+def test_whole_error_messages(head_dim, rope_scaling, kwargs, message):
+    with pytest.raises((ValueError, TypeError)) as error:
+        pe_lib.rope_scaling_frequencies(head_dim, rope_scaling, **kwargs)
+    assert str(error.value) == message

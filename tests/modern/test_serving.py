@@ -77,3 +77,78 @@ def test_llama3_has_no_llama_cpp_flag():
 def test_bad_input(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+# ---- found by `make mutate` (each kills mutants that the tests above let live) ---------------------
+def test_a_fractional_factor_and_the_dicts_rope_theta_reach_the_flags():
+    out = pe_lib.serving_settings({"rope_type": "linear", "factor": 2.5, "rope_theta": 1e6}, head_dim=64,
+                                  max_position_embeddings=4096)
+    assert out["llama.cpp"] == ["--rope-scaling", "linear", "--rope-scale", "2.5", "--rope-freq-base", "1000000",
+                                "-c", "10240"]  # 4096 * 2.5
+
+
+def test_the_base_argument_is_checked_against_the_dict_and_the_type_is_named():
+    with pytest.raises(ValueError, match=r"rope_scaling\['rope_theta'\] = 1000000.0 disagrees with base=500000.0"):
+        pe_lib.serving_settings({"rope_type": "linear", "factor": 2.0, "rope_theta": 1e6}, head_dim=64, base=5e5)
+    with pytest.raises(TypeError, match=r"^rope_scaling must be None or a dict like .*, got list$"):
+        pe_lib.serving_settings([("rope_type", "linear")], head_dim=64)
+
+
+LLAMA_CPP_NO_FACTORS = ("llama.cpp: no flag for {!r}; its per-pair factors must be in the GGUF file (written by "
+                        "convert_hf_to_gguf.py from config.json)")
+
+
+def test_whole_settings_by_hand_for_each_type():
+    import warnings
+    # linear, no max_position_embeddings: the context is unknown, so no -c and no --max-model-len
+    assert pe_lib.serving_settings({"rope_type": "linear", "factor": 2.0, "rope_theta": 1_000_000}, head_dim=64) == {
+        "context": None, "missing": [],
+        "vllm": ["--hf-overrides", '{"rope_parameters": {"factor": 2.0, "rope_theta": 1000000.0, "rope_type": '
+                                   '"linear"}}'],
+        "llama.cpp": ["--rope-scaling", "linear", "--rope-scale", "2", "--rope-freq-base", "1000000"]}
+    # longrope: the context is max_position_embeddings, not original * factor (16 * 4096 = 65536)
+    longrope = {"rope_type": "longrope", "short_factor": [1.0] * 32, "long_factor": [2.0] * 32, "factor": 16.0,
+                "original_max_position_embeddings": 4096}
+    out = pe_lib.serving_settings(longrope, head_dim=64, max_position_embeddings=131_072)
+    assert out["context"] == 131_072 and out["llama.cpp"] == ["-c", "131072"]
+    assert out["missing"] == [LLAMA_CPP_NO_FACTORS.format("longrope")]
+    # proportional (Gemma 4): factor 1 when absent, context = max_position_embeddings * 1
+    out = pe_lib.serving_settings({"rope_type": "proportional", "partial_rotary_factor": 0.5}, head_dim=64,
+                                  max_position_embeddings=4096)
+    assert out["context"] == 4096 and out["missing"] == [LLAMA_CPP_NO_FACTORS.format("proportional")]
+    # yarn: what llama.cpp has no flag for is named
+    yarn = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096, "attention_factor": 1.2,
+            "truncate": False}
+    assert pe_lib.serving_settings(yarn, head_dim=64, max_position_embeddings=16_384)["missing"] == [
+        "llama.cpp: no flag for attention_factor, truncate (its attention factor is 1 + 0.1 ln s, times "
+        "--yarn-attn-factor; the rest comes from the GGUF file)"]
+    # dynamic over a rotary dimension of 32 (partial_rotary_factor 0.5): base (s^2 - (s - 1))^(d/(d - 2))
+    static = 10_000.0 * (2.0 * 2.0 - 1.0) ** (32 / 30)  # 32279.7
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 'dynamic' does not use original_max_position_embeddings: transformers warns
+        out = pe_lib.serving_settings({"rope_type": "dynamic", "factor": 2.0, "partial_rotary_factor": 0.5,
+                                       "original_max_position_embeddings": 1000}, head_dim=64,
+                                      max_position_embeddings=4096)
+    assert 32_279 < static < 32_280
+    assert out["context"] == 8192  # against max_position_embeddings, not the dict's 1000
+    assert out["llama.cpp"] == ["--rope-scaling", "none", "--rope-freq-base", f"{round(static, 1)!r}", "-c", "8192"]
+    assert out["missing"] == [
+        "llama.cpp: no length-dependent scaling; the closest is a fixed --rope-freq-base, the base 'dynamic' reaches "
+        "at the longest length, used for every input",
+        "vLLM: 'dynamic' is computed once at the longest length (static), not per input"]
+    # default with a factor it does not use (transformers warns): the context stays max_position_embeddings
+    with pytest.warns(pe_lib.RopeScalingWarning):
+        out = pe_lib.serving_settings({"rope_type": "default", "factor": 2.0}, head_dim=64,
+                                      max_position_embeddings=4096)
+    assert out["context"] == 4096
+
+
+def test_llama_cpp_defaults_and_errors_name_the_argument():
+    # defaults: --rope-freq-base 10000, --rope-freq-scale 1: d = 4 gives (1, 10000^(-1/2)) = (1, 0.01)
+    np.testing.assert_allclose(pe_lib.llama_cpp_frequencies(4), [1.0, 0.01], rtol=1e-14)
+    for kwargs, match in [({"head_dim": 7}, r"^head_dim must be a positive even integer"),
+                          ({"freq_scale": float("nan")}, r"^freq_scale must be a finite real number"),
+                          ({"freq_scale": 0.0}, r"^freq_scale is 1/\(context growth\) and must be in \(0, 1\]"),
+                          ({"freq_base": 0.5}, r"^freq_base must be a finite number greater than 1")]:
+        with pytest.raises(ValueError, match=match):
+            pe_lib.llama_cpp_frequencies(**{"head_dim": 4, **kwargs})

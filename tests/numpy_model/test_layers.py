@@ -207,3 +207,69 @@ def test_stack_rejects_bad_arguments():
         pe_lib.run_stack(x[0], blocks)
     with pytest.raises(ValueError, match="x must be finite"):
         pe_lib.run_stack(np.full((2, D), np.inf), blocks)
+
+
+# ---- found by `make mutate` (each kills mutants that the tests above let live) ---------------------
+IDENTITY_BLOCK = {"w_q": np.eye(2)[None], "w_k": np.eye(2)[None], "w_v": np.eye(2)[None], "w_o": np.eye(2),
+                  "w_1": np.zeros((2, 1)), "b_1": np.zeros(1), "w_2": np.zeros((1, 2)), "b_2": np.zeros(2)}
+
+
+def test_softmax_shifts_each_row_by_its_own_maximum():
+    # scores x_i . x_j / sqrt(2): row 0 is (1131.4, 0), which overflows e^s; row 1 is (0, 0.707), ~1131 below it
+    x = np.array([[40.0, 0.0], [0.0, 1.0]])
+    w1 = np.exp([0.0, 1 / np.sqrt(2)]) / np.exp([0.0, 1 / np.sqrt(2)]).sum()  # row 1 by hand
+    out = pe_lib.multi_head_attention(x, IDENTITY_BLOCK)
+    np.testing.assert_allclose(out, [[40.0, 0.0], w1 @ x], rtol=0, atol=1e-12)  # row 0: all weight on itself
+
+
+def test_overflow_is_reported_without_numpys_warnings():
+    import warnings
+    block = pe_lib.init_blocks(1, D, seed=0)[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # inf - inf in the products: numpy's "invalid value" stays silent
+        with pytest.raises(ValueError) as error:
+            pe_lib.multi_head_attention(np.full((3, D), 1e200), block)
+    assert str(error.value) == ("the attention scores overflow float64 (finite inputs, infinite products); "
+                                "scale the inputs down")
+
+
+@pytest.mark.parametrize(("call", "match"), [
+    (lambda: pe_lib.layer_norm(_x(), eps=float("nan")), r"^eps must be a finite real number"),
+    (lambda: pe_lib.multi_head_attention(_x(), {"w_q": 0}),
+     r"^a block must be a dict with keys w_q, w_k, w_v, w_o, w_1, b_1, w_2, b_2 \(see pe_lib.init_blocks\)$"),
+    # heads 2 wide in all (one head, d_k = 2) cannot make a 4-wide model: W_O has 2 rows
+    (lambda: pe_lib.multi_head_attention(np.zeros((2, 4)), {
+        "w_q": np.zeros((1, 4, 2)), "w_k": np.zeros((1, 4, 2)), "w_v": np.zeros((1, 4, 2)), "w_o": np.zeros((2, 4)),
+        "w_1": np.zeros((4, 1)), "b_1": np.zeros(1), "w_2": np.zeros((1, 4)), "b_2": np.zeros(4)}),
+     r"^the block is for d_model=2, but x has width 4$"),
+    (lambda: pe_lib.mlp(np.float64(1.0), IDENTITY_BLOCK), r"^x must have shape \(\.\.\., d_model\), got shape \(\)$"),
+])
+def test_errors_name_what_is_wrong(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_init_blocks_default_seed_is_0():
+    default, zero = pe_lib.init_blocks(1, 8)[0], pe_lib.init_blocks(1, 8, seed=0)[0]
+    assert all(np.array_equal(default[k], zero[k]) for k in layers.BLOCK_KEYS)
+
+
+def test_mlp_takes_a_single_vector():
+    block = pe_lib.init_blocks(1, D, seed=5)[0]
+    block["b_1"] = np.linspace(-1, 1, 4 * D)
+    v = _x(6, (D,))
+    np.testing.assert_allclose(pe_lib.mlp(v, block), np.maximum(0, v @ block["w_1"] + block["b_1"]) @ block["w_2"]
+                               + block["b_2"], atol=1e-12)
+
+
+def test_a_pre_ln_causal_block_and_the_residual_default():
+    x = _x(7, (4, D))
+    block = pe_lib.init_blocks(1, D, seed=7)[0]
+    changed = x.copy()
+    changed[-1] = _x(8, (D,))  # a new last token (not a shift, which layer_norm removes): the others cannot see it
+    out = pe_lib.transformer_block(x, block, norm="pre", causal=True)
+    np.testing.assert_allclose(pe_lib.transformer_block(changed, block, norm="pre", causal=True)[:-1], out[:-1],
+                               atol=1e-12)
+    # run_stack's default is residual=True: pre-LN with zero weights is then the identity
+    zero = {k: np.zeros_like(v) for k, v in block.items()}
+    np.testing.assert_allclose(pe_lib.run_stack(x, [zero], norm="pre")[1], x, atol=1e-15)
