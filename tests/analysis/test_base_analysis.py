@@ -192,3 +192,53 @@ def test_first_closer_than_neighbour_with_a_small_base_by_hand():
     assert pe_lib.first_closer_than_neighbour(4, 199, base=4.0) == int(delta[1:][dist[1:] < dist[0]][0]) == 12
     with pytest.raises(ValueError, match=r"^offsets must"):
         pe_lib.squared_distance([[1.0]], 4)
+
+
+def sine_form(delta, d, base=10_000.0):
+    # sum_k 4 sin^2(omega_k delta / 2), omega_k = base^(-2k/d): written out here, not pe_lib's
+    omega = base ** (-np.arange(0, d, 2) / d)
+    return (4 * np.sin(np.multiply.outer(np.asarray(delta, dtype=float), omega) / 2) ** 2).sum(axis=-1)
+
+
+def plant_cos_sum_error(monkeypatch, target, up, down):
+    # the fast distances d - 2 sum cos raised by `up` at offset `target` and lowered by `down` elsewhere
+    real = base_analysis._cos_sums
+
+    def skewed(omega, start, count):
+        delta = np.arange(start, start + count)
+        return real(omega, start, count) - np.where(delta == target, up, -down) / 2
+
+    monkeypatch.setattr(base_analysis, "_cos_sums", skewed)
+
+
+def test_nearest_other_position_is_exact_for_any_fast_error_within_half_the_margin(monkeypatch):
+    # the filter keeps approx <= min + margin: errors up to margin / 2 either way must not lose the minimum.
+    # A margin of 1 per pair (3 for d = 6) makes such errors big enough to reorder offsets 2..300.
+    monkeypatch.setattr(base_analysis, "_MARGIN_PER_PAIR", 1.0)
+    delta = np.arange(2, 301)
+    dist = sine_form(delta, 6)
+    target = int(delta[np.argmin(dist)])
+    assert target == 132 and np.sort(dist)[1] - dist.min() < 0.05  # offset 138 is second, 0.048 behind
+    plant_cos_sum_error(monkeypatch, target, up=0.45 * 3, down=0.45 * 3)
+    assert pe_lib.nearest_other_position(6, 300, min_offset=2) == (132, pytest.approx(dist.min(), rel=1e-12))
+
+
+def test_first_closer_than_neighbour_is_exact_for_any_fast_error_below_the_margin(monkeypatch):
+    # the filter keeps approx < adjacent + margin: an error just below the margin must not lose an offset
+    monkeypatch.setattr(base_analysis, "_MARGIN_PER_PAIR", 1.0)
+    delta = np.arange(2, 301)
+    closer = delta[sine_form(delta, 6) < sine_form(1, 6)]
+    assert closer[:2].tolist() == [6, 7]
+    plant_cos_sum_error(monkeypatch, 6, up=0.95 * 3, down=0.0)
+    assert pe_lib.first_closer_than_neighbour(6, 300) == 6
+
+
+def test_first_closer_than_neighbour_uses_the_base_for_the_neighbour_and_the_re_check():
+    # d = 8, base 2: the first offset closer than the neighbour is 44; measured with base 10000 instead,
+    # the neighbour's distance would give 232 and the candidates' distances 126 (found by brute force)
+    delta = np.arange(2, 301)
+    dist = sine_form(delta, 8, base=2.0)
+    assert delta[dist < sine_form(1, 8, base=2.0)][0] == 44
+    assert delta[dist < sine_form(1, 8)][0] == 232
+    assert delta[(dist < sine_form(1, 8, base=2.0)) & (sine_form(delta, 8) < sine_form(1, 8, base=2.0))][0] == 126
+    assert pe_lib.first_closer_than_neighbour(8, 300, base=2.0) == 44

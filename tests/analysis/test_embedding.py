@@ -1,6 +1,7 @@
 """Token embedding + positional encoding: random vocabularies, nearest-neighbour read-outs, cosines
 of random vectors, and the parameter count of adding versus concatenating."""
 
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import given
@@ -264,3 +265,121 @@ def test_score_terms_are_the_four_bilinear_forms_and_add_up_to_the_score():
     weights = np.exp(scores - scores.max(axis=1, keepdims=True))
     np.testing.assert_allclose(pe_lib.attention_weights((e_q + p_q) @ w_q, (e_k + p_k) @ w_k),
                                weights / weights.sum(axis=1, keepdims=True), rtol=1e-12)
+
+
+# ---- found by `make mutate` (each kills mutants that the tests above let live) ---------------------
+def _params_with(**bad):
+    kwargs = {"width": 8, "vocab_size": 100, "d_token": 8, **bad}
+    width = kwargs.pop("width")
+    return pe_lib.transformer_parameters(width, **kwargs)
+
+
+@pytest.mark.parametrize("name", ["width", "vocab_size", "d_token", "d_ff", "num_heads", "d_k"])
+def test_transformer_parameters_errors_name_the_argument(name):
+    with pytest.raises(ValueError, match=rf"^{name} must be an integer >= 1, got 0$"):
+        _params_with(**{name: 0})
+
+
+def test_embedding_errors_name_the_argument():
+    e = np.eye(2)
+    for call, match in [
+        (lambda: pe_lib.nearest_token_accuracy([[0.0, np.nan]], 2),
+         r"^embeddings must be finite, got NaN or infinity among them$"),
+        (lambda: pe_lib.position_recovery_accuracy(e, 0), r"^n_positions must be an integer >= 1, got 0$"),
+        (lambda: pe_lib.predicted_position_accuracy(8, 0), r"^n_positions must be an integer >= 1, got 0$"),
+        (lambda: pe_lib.predicted_position_accuracy(8, 4, token_std=np.nan),
+         r"^token_std must be a finite real number"),
+        (lambda: pe_lib.cosine_matrix([[np.inf, 0.0]], e), r"^a and b must be finite, got NaN or infinity$"),
+        (lambda: pe_lib.cosine_matrix(e, [[0.0, 0.0]]),
+         r"^the cosine of a zero vector is undefined; remove the zero rows$"),
+        (lambda: pe_lib.random_cosines(4, 2, seed=-1), r"^seed must be an integer >= 0, got -1$"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            call()
+
+
+@pytest.mark.parametrize("bad", ["pe_query", "e_key", "pe_key", "w_q", "w_k"])
+def test_score_terms_need_two_dimensional_arguments(bad):
+    args = {"e_query": np.eye(2), "pe_query": np.eye(2), "e_key": np.eye(2), "pe_key": np.eye(2),
+            "w_q": np.eye(2), "w_k": np.eye(2)}
+    args[bad] = np.ones(2)  # 1-D
+    with pytest.raises(ValueError, match=rf"^{bad} must be 2-D, got shape \(2,\)$"):
+        pe_lib.score_terms(**args)
+
+
+def test_table_size_limits_name_the_table_and_its_size(monkeypatch):
+    # a limit of 100 values (instead of 2**28) shows which size each function checks, without big arrays
+    monkeypatch.setattr(pe_lib._validate, "MAX_TABLE_ELEMENTS", 100)
+    e4 = np.eye(4, 2)  # V = 4 tokens of width 2
+    for call, match in [
+        (lambda: pe_lib.random_embeddings(26, 4), r"^a embedding table of 26 x 4 = 104 values exceeds"),
+        (lambda: pe_lib.nearest_token_accuracy(e4, 7), r"^a distance table of 28 x 4 = 112 values"),  # (V n, V)
+        (lambda: pe_lib.position_recovery_accuracy(e4, 6), r"^a distance table of 24 x 6 = 144 values"),  # (V n, n)
+        (lambda: pe_lib.random_cosines(2, 26), r"^a sample of 52 x 2 = 104 values"),  # 2 n_pairs vectors
+        (lambda: pe_lib.score_terms(np.ones((11, 2)), np.ones((11, 2)), np.ones((10, 2)), np.ones((10, 2)),
+                                    np.eye(2), np.eye(2)), r"^a score matrix of 11 x 10 = 110 values"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            call()
+    # just under the limits: these must run
+    assert pe_lib.random_cosines(2, 25).shape == (25,)
+    assert 0.0 <= pe_lib.nearest_token_accuracy(e4, 6) <= 1.0
+
+
+def test_defaults_are_used(monkeypatch):
+    # mutmut's trampolines keep the original signature: compare default calls with explicit ones
+    np.testing.assert_array_equal(pe_lib.random_embeddings(3, 4), pe_lib.random_embeddings(3, 4, seed=0))
+    np.testing.assert_array_equal(pe_lib.random_cosines(4, 3), pe_lib.random_cosines(4, 3, seed=0))
+    assert pe_lib.random_cosines(4, 3, seed=0).shape == (3,)  # seed 0 is allowed
+    import pe_lib.analysis.embedding as embedding
+
+    bases = []
+    real = embedding.sinusoidal
+
+    def spy(n, d, *, base):
+        bases.append(base)
+        return real(n, d, base=base)
+
+    monkeypatch.setattr(embedding, "sinusoidal", spy)
+    pe_lib.nearest_token_accuracy(np.eye(2), 3)
+    pe_lib.position_recovery_accuracy(np.eye(2), 3)
+    assert bases == [10_000.0, 10_000.0]
+
+
+def _predicted_by_hand(d, n, base, sigma):
+    # delta^2 = sum_k 4 sin^2(omega_k / 2); accuracy 1 - 2 (n - 1) / n * Phi(-delta / (2 sigma))
+    omega = base ** (-np.arange(0, d, 2) / d)
+    delta = np.sqrt(np.sum(4 * np.sin(omega / 2) ** 2))
+    return 1 - 2 * (n - 1) / n * 0.5 * float(mpmath.erfc(delta / (2 * sigma) / mpmath.sqrt(2)))
+
+
+def test_predicted_position_accuracy_by_hand():
+    # d = 2: delta^2 = 4 sin^2(1/2) = 0.919 < 1 (must not be clipped); base 100 and the default 10000
+    assert pe_lib.predicted_position_accuracy(2, 5) == pytest.approx(_predicted_by_hand(2, 5, 1e4, 1.0), rel=1e-12)
+    assert pe_lib.predicted_position_accuracy(8, 5, base=100.0, token_std=0.3) == pytest.approx(
+        _predicted_by_hand(8, 5, 100.0, 0.3), rel=1e-12)
+    assert pe_lib.predicted_position_accuracy(8, 5, token_std=0.3) == pytest.approx(
+        _predicted_by_hand(8, 5, 1e4, 0.3), rel=1e-12)
+
+
+def test_read_outs_compute_in_float64():
+    # int8 tokens 16 e_v: 16^2 wraps to 0 in int8; far apart (distance 22.6) against |PE| = 1, so every
+    # pair keeps its token
+    tokens = np.array([[16, 0], [0, 16]], dtype=np.int8)
+    assert pe_lib.nearest_token_accuracy(tokens, 5) == 1.0
+    # float32 rows: float32 norms of (1, 1, 1) and (1, 1, 0) are off by about 1e-8
+    a32 = np.array([[1.0, 1.0, 1.0]], dtype=np.float32)
+    b32 = np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]], dtype=np.float32)
+    expected = [[1 / np.sqrt(3), np.sqrt(2 / 3)]]
+    np.testing.assert_allclose(pe_lib.cosine_matrix(a32, b32.astype(np.float64)), expected, rtol=1e-14)
+    np.testing.assert_allclose(pe_lib.cosine_matrix(a32.astype(np.float64), b32), expected, rtol=1e-14)
+
+
+def test_cosines_are_clipped_to_plus_minus_one():
+    # this row's a.a / |a|^2 rounds to 1 + 2^-52: the cosine must still be exactly 1 (and -1 for -a)
+    a = np.array([[0.1257302210933933, -0.1321048632913019, 0.6404226504432821, 0.10490011715303971,
+                   -0.535669373161111]])
+    assert (a @ a.T)[0, 0] / np.linalg.norm(a) ** 2 > 1.0
+    np.testing.assert_array_equal(pe_lib.cosine_matrix(a, np.vstack([a, -a])), [[1.0, -1.0]])
+    unit = [[1.0, 0.0, 0.0, 0.0, 0.0]]  # a unit row in b is fine
+    np.testing.assert_allclose(pe_lib.cosine_matrix(a, unit), [[a[0, 0] / np.linalg.norm(a)]], rtol=1e-15)

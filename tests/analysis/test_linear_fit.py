@@ -56,6 +56,9 @@ def test_constant_target_has_no_r_squared():
 
 
 # ---- found by `make mutate` --------------------------------------------------------------------
+# Equivalent survivors (issue 20): r_squared's own as_real_array names (fit_linear_map has already
+# converted and checked x and y with the same checks), reshape(..., -2) (numpy infers any negative size),
+# lstsq without rcond=None (numpy >= 2.0's default is the same cut).
 def test_r_squared_of_several_targets_uses_each_target_s_own_mean():
     # x = (0, 1, 2); targets (0, 1, 3) and (10, 10, 13), each fitted with slope 3/2 and an intercept:
     # residual sums 1/6 and 3/2, totals around each column's mean 14/3 and 6: R^2 = 1 - (5/3)/(32/3) = 27/32

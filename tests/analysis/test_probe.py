@@ -158,3 +158,79 @@ def test_fit_probe_rejects_bad_data():
         pe_lib.fit_probe(np.full((5, 2), np.nan), np.ones(5))
     with pytest.raises(ValueError, match="as many rows, got 5 and 4"):
         pe_lib.fit_probe(np.ones((5, 2)), np.ones(4))
+
+
+# ---- found by `make mutate` --------------------------------------------------------------------
+def test_probe_errors_name_the_argument():
+    bad = np.zeros((6, 2, 2))  # 3-D
+    good_x, good_y = np.arange(12.0).reshape(6, 2) ** 2, np.arange(6.0)
+    with pytest.raises(ValueError, match=r"^x must be 1-D or 2-D"):
+        pe_lib.fit_probe(bad, good_y)
+    with pytest.raises(ValueError, match=r"^y must be 1-D or 2-D"):
+        pe_lib.fit_probe(good_x, bad)
+    with pytest.raises(ValueError, match=r"^x and y must be finite, got NaN or infinity$"):
+        pe_lib.fit_probe(good_x, np.full(6, np.inf))
+    args = [good_x, good_y, good_x, good_y]
+    for i, name in enumerate(["x_train", "y_train", "x_test", "y_test"]):
+        with pytest.raises(ValueError, match=rf"^{name} must be 1-D or 2-D"):
+            pe_lib.heldout_r_squared(*[bad if j == i else a for j, a in enumerate(args)])
+    too_few = r"training rows; use more training samples than features, or it can fit anything$"
+    with pytest.raises(ValueError, match=too_few):
+        pe_lib.heldout_r_squared(good_x[:3], good_y[:3], good_x, good_y)
+    with pytest.raises(ValueError, match=r"^x_test must be finite, got NaN or infinity$"):
+        pe_lib.heldout_r_squared(good_x, good_y, np.full((6, 2), np.nan), good_y)
+    with pytest.raises(ValueError, match=r"^y_test is constant, so R\^2 is undefined; probe a quantity that varies$"):
+        pe_lib.heldout_r_squared(good_x, good_y, good_x, np.ones(6))
+    with pytest.raises(ValueError, match=r"^a layer is all zeros, so its relative spread is undefined$"):
+        pe_lib.token_spread(np.zeros((1, 2, 3)))
+
+
+def test_heldout_r_squared_pools_outputs_around_each_output_mean():
+    # x = y = identity read-out trained exactly; test outputs (1, 100), (2, 100), (3, 102): predicted
+    # (1, 100), (2, 100), (3, 100): residual 2^2 = 4; spread around the column means (2, 100.67):
+    # 1 + 0 + 1 + (4/9 + 4/9 + 16/9) = 2 + 8/3, so R^2 = 1 - 4 / (14/3) = 1/7
+    x_train = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [2.0, 3.0]])
+    x_test = np.array([[1.0, 100.0], [2.0, 100.0], [3.0, 100.0]])
+    y_test = np.array([[1.0, 100.0], [2.0, 100.0], [3.0, 102.0]])
+    assert pe_lib.heldout_r_squared(x_train, x_train, x_test, y_test) == pytest.approx(1 / 7, rel=1e-12)
+
+
+def test_heldout_r_squared_computes_in_float64_from_float32_data():
+    rng = np.random.default_rng(13)
+    x = rng.normal(size=(60, 3)).astype(np.float32)
+    y = (x @ np.array([1.0, -2.0, 0.5]) + rng.normal(size=60) + 1000.0).astype(np.float32)
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)  # the same numbers, exactly
+    w, b = _lstsq_probe(x64[:40], y64[:40])
+    residual = np.sum((x64[40:] @ w + b - y64[40:, None]) ** 2)
+    expected = 1 - residual / np.sum((y64[40:] - y64[40:].mean()) ** 2)
+    assert pe_lib.heldout_r_squared(x[:40], y[:40], x[40:], y[40:]) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+def test_fit_probe_drops_features_below_the_rounding_of_the_gram_matrix():
+    # features 2.6e-8 of the intercept: eigenvalues about 3 eps lambda_max, below the cut eps (p + 1)
+    # lambda_max with p = 29, so the probe is the mean of y (as lstsq with that cut on the singular values)
+    rng = np.random.default_rng(14)
+    x = np.sqrt(3 * np.finfo(float).eps) * rng.normal(size=(300, 29))
+    y = rng.normal(size=300) + 7.0
+    w, b = pe_lib.fit_probe(x, y)
+    design = np.hstack([x, np.ones((300, 1))])
+    c, *_ = np.linalg.lstsq(design, y, rcond=np.sqrt(np.finfo(float).eps * 30))
+    np.testing.assert_allclose(x @ w[:, 0] + b[0], design @ c, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(x @ w[:, 0] + b[0], y.mean(), rtol=0, atol=1e-9)
+
+
+def test_token_spread_is_per_layer_and_computed_in_float64():
+    # layer 0: mean (1, 0), deviation sqrt(2), total 2; layer 1: sequence mean 0, spread 1
+    two = np.array([[[2.0, 0.0], [0.0, 0.0]], [[1.0, -1.0], [-1.0, 1.0]]])
+    np.testing.assert_allclose(pe_lib.token_spread(two), [np.sqrt(2) / 2, 1.0], rtol=1e-15)
+    # int8 16^2 would wrap to 0: deviation (8, -8), (-8, 8): norm 16; total sqrt(512)
+    small = np.array([[[16, 0], [0, 16]]], dtype=np.int8)
+    np.testing.assert_allclose(pe_lib.token_spread(small), [16 / np.sqrt(512)], rtol=1e-15)
+
+
+def test_layer_probe_centres_float32_states_in_float64():
+    # float32 -> float64 is exact, so the same numbers must give the same R^2 (a float32 mean would not)
+    states, pos = _states()
+    states32 = (states + 1000.0).astype(np.float32)
+    expected = pe_lib.layer_probe(states32.astype(np.float64), pos, n_train=8)
+    np.testing.assert_allclose(pe_lib.layer_probe(states32, pos, n_train=8), expected, rtol=1e-13)

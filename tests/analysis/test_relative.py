@@ -152,3 +152,20 @@ def test_mass_on_offset_reads_weights_as_float():
     mass = pe_lib.mass_on_offset(np.eye(3, dtype=int), 0)
     assert mass.dtype == np.float64
     np.testing.assert_array_equal(mass, [1.0, 1.0, 1.0])
+
+
+def test_the_scans_use_their_default_base_and_range(monkeypatch):
+    # a spy for the profile (mutmut's trampolines keep the original signature, so the defaults must be
+    # seen in use): a profile that never rises nor turns negative makes both scans run to max_offset
+    seen = []
+
+    def never(delta, d_model, *, base):
+        seen.append((base, delta[-1]))
+        return d_model / 2 - 1e-6 * delta  # falling and positive over 0 .. 100 000
+
+    monkeypatch.setattr(relative, "dot_profile", never)
+    for scan in (pe_lib.first_rise, pe_lib.first_negative):
+        seen.clear()
+        assert scan(8) is None
+        assert {base for base, _ in seen} == {10_000.0}
+        assert max(last for _, last in seen) == 100_000.0
