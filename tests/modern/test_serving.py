@@ -41,7 +41,7 @@ def test_yarn_keeps_its_original_length_and_names_what_llama_cpp_cannot_take():
     assert got["llama.cpp"] == ["--rope-scaling", "yarn", "--rope-scale", "4", "--rope-freq-base", "1000000",
                                 "--yarn-orig-ctx", "32768", "-c", "131072"]
     deepseek = QWEN_YARN | {"mscale": 1.0, "mscale_all_dim": 1.0, "beta_fast": 32, "beta_slow": 1}
-    got = pe_lib.serving_settings(deepseek, head_dim=64, max_position_embeddings=4096)
+    got = pe_lib.serving_settings(deepseek, head_dim=64, max_position_embeddings=131072)
     assert got["llama.cpp"][-6:] == ["--yarn-beta-fast", "32", "--yarn-beta-slow", "1", "-c", "131072"]
     assert len(got["missing"]) == 1 and "no flag for mscale, mscale_all_dim" in got["missing"][0]
 
