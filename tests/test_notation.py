@@ -5,7 +5,9 @@ symbol -> meaning. ``CONFLICTS`` below names, for a symbol of that list, the use
 meaning (``k`` as an offset where it is the pair index, ``\\Delta = m - n`` where the book's offset is
 ``n - m``, ``L`` as a number of layers, ``d`` beside ``d_k`` in one passage, ...); each rule states
 the meaning it protects, and the test checks that the notation page still says so. Every markdown
-cell of every chapter and every paragraph of every book page is searched (code is not read).
+cell of every chapter and every paragraph of every book page is searched, and every string written
+in a chapter's code (axis labels, titles, legends, printed text), with Δ, φ, ω and − read as
+``\\Delta``, ``\\phi``, ``\\omega`` and ``-`` (code itself, names and comments, is not read).
 
 ``KNOWN_NOTATION_FINDINGS`` lists the conflicts found when the check was written (issue 20), each
 with the fix expected; the test fails on any other, and on a listed one that is gone (remove it).
@@ -13,6 +15,7 @@ with the fix expected; the test fails on any other, and on a listed one that is 
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 from dataclasses import dataclass
@@ -110,12 +113,27 @@ def searchable(text: str) -> str:
     return text
 
 
+UNICODE_SYMBOLS = {"Δ": "\\Delta", "φ": "\\phi", "ω": "\\omega", "−": "-"}
+
+
+def code_strings(source: str) -> list[str]:
+    """Every string constant of a code cell (f-strings give their literal parts), with the symbols of
+    ``UNICODE_SYMBOLS`` written as the notation page writes them. IPython lines (``%``, ``!``) are skipped."""
+    source = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+    found = [n.value for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return [functools.reduce(lambda t, kv: t.replace(*kv), UNICODE_SYMBOLS.items(), s) for s in found]
+
+
 def passages(file: str) -> list[tuple[str, str]]:
-    """(where, text) of every passage of ``file``: a chapter's markdown cells, a page's paragraphs."""
+    """(where, text) of every passage of ``file``: a chapter's markdown cells and each string of its code
+    cells, a page's paragraphs."""
     path = ROOT / file
     if path.suffix == ".ipynb":
         nb = nbformat.read(path, as_version=4)
-        return [(f"cell {i}", searchable(c.source)) for i, c in enumerate(nb.cells) if c.cell_type == "markdown"]
+        return [(f"cell {i}", searchable(c.source)) for i, c in enumerate(nb.cells) if c.cell_type == "markdown"] + [
+            (f"cell {i} (a string in code)", text)
+            for i, c in enumerate(nb.cells) if c.cell_type == "code" for text in code_strings(c.source)
+        ]  # fmt: skip
     text = searchable(path.read_text())
     paragraph = r"^\|.*\n?|(?:^(?!\|)[^\n]+\n?)+"  # a table row is a passage of its own
     return [(f"line {text.count(chr(10), 0, m.start()) + 1}", m.group(0)) for m in re.finditer(paragraph, text, re.M)]
@@ -226,3 +244,15 @@ def test_a_planted_conflict_is_found(text, rule):
 )
 def test_the_books_own_uses_pass(text):
     assert conflicts_in(searchable(text)) == []
+
+
+def test_a_conflict_in_a_figure_label_is_found():
+    """Chapter 16's offset axis once read 'Δ = i − j' (the page's Δ has the other sign, and j is a
+    dimension index), in a code cell that the markdown search never read."""
+    cell = 'ax.set_xlabel("offset Δ = i − j")\nprint(f"{x:.1f} for φ tokens back")\n%time f(1)'
+    assert code_strings(cell) == ["offset \\Delta = i - j", " for \\phi tokens back", ".1f"]
+    assert [rule for text in code_strings(cell) for rule, _hit in conflicts_in(text)] == ["delta-sign"]
+    assert code_strings('ax.set_xlabel(r"tokens back $\\Delta$ (key at $m - \\Delta$)")') == [
+        "tokens back $\\Delta$ (key at $m - \\Delta$)"
+    ]
+
