@@ -206,6 +206,7 @@ ADDED = [
     "shown",  # issue 19 item 12: pe_lib.show's image as an object, for myst-nb's glue
     "load_position_table",  # issue 18: chapter 20, real text
     "minilm_position_table",  # issue 18: chapter 20, real text
+    "minilm_weights",  # issue 18: chapter 2 reads the word table of the same checked file
     "principal_components",  # issue 18: chapter 20, real text
     "text_batch",  # issue 18: chapter 20, real text
     "text_loss",  # issue 18: bits per character (pe_lib.task_loss calls it for text models)

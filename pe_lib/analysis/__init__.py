@@ -24,7 +24,7 @@ from .embedding import (
     transformer_parameters,
 )
 from .linear_fit import fit_linear_map, r_squared
-from .pretrained_table import load_position_table, minilm_position_table
+from .pretrained_table import load_position_table, minilm_position_table, minilm_weights
 from .probe import fit_probe, heldout_r_squared, layer_probe, token_spread
 from .relative import first_negative, first_rise, mass_on_offset, offset_attention, offset_attention_projections
 from .similarity import dot_profile
@@ -36,6 +36,7 @@ __all__ = [
     "dot_by_offset",
     "load_position_table",
     "minilm_position_table",
+    "minilm_weights",
     "principal_components",
     "base_summary",
     "constant_pairs",

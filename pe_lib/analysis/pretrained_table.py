@@ -9,6 +9,7 @@ tensor ``embeddings.position_embeddings.weight`` of its ``model.safetensors``. T
 Usage::
 
     table = pe_lib.minilm_position_table()    # (512, 384) float64
+    words = pe_lib.minilm_weights("embeddings.word_embeddings.weight")    # (30522, 384) float64
 """
 
 from __future__ import annotations
@@ -65,9 +66,18 @@ def load_position_table(path, *, name: str = POSITION_TENSOR, sha256: str | None
     return table
 
 
+def minilm_weights(name: str) -> np.ndarray:
+    """The 2-D tensor ``name`` of all-MiniLM-L6-v2's installed ``model.safetensors`` (checked against its
+    SHA-256), float64: for example ``"embeddings.word_embeddings.weight"``, the word table, ``(30522, 384)``.
+    ``ValueError`` naming the tensors the file has if it has no ``name``, or if that tensor is not 2-D."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a tensor name (str) such as {POSITION_TENSOR!r}, got {type(name).__name__}")
+    return load_position_table(package_file(MINILM_PACKAGE, MINILM_ZIP), name=name, sha256=MINILM_SHA256)
+
+
 @functools.lru_cache(maxsize=1)
 def minilm_position_table() -> np.ndarray:
     """all-MiniLM-L6-v2's learned position table, ``(512, 384)`` float64 (checked against its SHA-256)."""
-    table = load_position_table(package_file(MINILM_PACKAGE, MINILM_ZIP), sha256=MINILM_SHA256)
+    table = minilm_weights(POSITION_TENSOR)
     table.flags.writeable = False
     return table

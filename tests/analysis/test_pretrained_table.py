@@ -56,6 +56,19 @@ def test_the_installed_minilm_table():
     assert norms[0] == pytest.approx(2.36, abs=0.005) and norms[511] == pytest.approx(0.97, abs=0.005)
 
 
+def test_other_tensors_of_the_installed_minilm_file():
+    # BERT's uncased WordPiece vocabulary has 30522 entries; MiniLM-L6's width is 384 (its config.json)
+    words = pe_lib.minilm_weights("embeddings.word_embeddings.weight")
+    assert words.shape == (30522, 384) and words.dtype == np.float64
+    np.testing.assert_array_equal(pe_lib.minilm_weights(pt.POSITION_TENSOR), pe_lib.minilm_position_table())
+    with pytest.raises(ValueError, match="no tensor 'embeddings.missing'.*embeddings.word_embeddings.weight"):
+        pe_lib.minilm_weights("embeddings.missing")
+    with pytest.raises(ValueError, match=r"has shape \(384,\)"):
+        pe_lib.minilm_weights("embeddings.LayerNorm.weight")
+    with pytest.raises(TypeError, match="name must be a tensor name.*got int"):
+        pe_lib.minilm_weights(0)
+
+
 # ---- found by `make mutate` (each kills mutants that the tests above let live) ---------------------
 def test_whole_error_messages_name_the_file_and_what_it_holds(weights, tmp_path):
     path, _ = weights
