@@ -147,11 +147,7 @@ $(VENV)/.mutate-installed: requirements-mutate.txt $(VENV)/.installed
 
 mutate: $(VENV)/.mutate-installed
 	$(BIN)/mutmut run --max-children $(MUTATE_JOBS) $(foreach m,$(MUTATE),"pe_lib.$(m).*")
-	@$(BIN)/mutmut results --all true | awk -F': ' '/: / { split($$1, n, "."); m = n[2]; if (n[2] != "_validate") m = n[2] "." n[3]; \
-	  if ($$2 == "not checked") next; total[m]++; if ($$2 == "killed" || $$2 == "timeout") killed[m]++; \
-	  else print "  " $$2 ": " $$1 } \
-	  END { for (m in total) printf "%-12s %4d of %4d mutants killed (%.1f%%)\n", m, killed[m], total[m], \
-	  100 * killed[m] / total[m] }'
+	@$(BIN)/python tools/mutation_summary.py $(MUTATE)
 	@echo "make mutate: see a survivor with $(BIN)/mutmut show <name>"
 
 # pe_lib against the real Hugging Face code (tests/reference): its own venv, torch CPU + transformers +

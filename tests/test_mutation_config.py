@@ -53,3 +53,27 @@ def test_the_check_sees_a_missing_module():
     assert "encodings.hands" in makefile_mutate()
     assert {"encodings/hands.py"} <= {m.removeprefix("pe_lib/") for m in computing_modules()}
     assert not any(m.startswith("pe_lib/drawing/") for m in computing_modules())
+
+
+# ---- tools/mutation_summary.py: what `make mutate` prints, read from mutmut's result files ---------
+def test_the_summary_counts_kills_and_lists_every_mutant_that_lived(tmp_path):
+    import json
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import mutation_summary
+
+    mutants = tmp_path / "mutants"
+    (mutants / "pe_lib" / "modern").mkdir(parents=True)
+    codes = {"grid.x_a__mutmut_1": 1, "grid.x_a__mutmut_2": 0, "grid.x_a__mutmut_3": -24, "grid.x_a__mutmut_4": None,
+             "grid.x_a__mutmut_5": 33}
+    (mutants / "pe_lib" / "modern" / "grid.py.meta").write_text(json.dumps({"exit_code_by_key": codes}))
+    (mutants / "pe_lib" / "_validate.py.meta").write_text(json.dumps({"exit_code_by_key": {"v__mutmut_1": 1}}))
+    # mutmut's meaning of these exit codes (mutmut.stats.status_by_exit_code), written out by hand
+    status = {1: "killed", 0: "survived", -24: "timeout", None: "not checked", 33: "no tests"}.__getitem__
+    metas = mutants.glob("pe_lib/**/*.py.meta")
+    counts, lived = mutation_summary.summarize(metas, mutants, status)
+    assert counts == {"_validate": (1, 1), "modern.grid": (2, 4)}  # a timeout is a kill; not checked: not counted
+    assert lived == ["  survived: grid.x_a__mutmut_2", "  no tests: grid.x_a__mutmut_5"]
+    counts, _ = mutation_summary.summarize(mutants.glob("pe_lib/**/*.py.meta"), mutants, status, {"_validate"})
+    assert counts == {"_validate": (1, 1)}
