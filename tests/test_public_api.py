@@ -207,6 +207,7 @@ ADDED = [
     "load_position_table",  # issue 18: chapter 20, real text
     "minilm_position_table",  # issue 18: chapter 20, real text
     "minilm_weights",  # issue 18: chapter 2 reads the word table of the same checked file
+    "position_regression_error",  # issue 18: chapter 20, Wang & Chen's test on a real table
     "principal_components",  # issue 18: chapter 20, real text
     "text_batch",  # issue 18: chapter 20, real text
     "text_loss",  # issue 18: bits per character (pe_lib.task_loss calls it for text models)

@@ -28,7 +28,13 @@ from .pretrained_table import load_position_table, minilm_position_table, minilm
 from .probe import fit_probe, heldout_r_squared, layer_probe, token_spread
 from .relative import first_negative, first_rise, mass_on_offset, offset_attention, offset_attention_projections
 from .similarity import dot_profile
-from .table_analysis import column_frequencies, cosine_profile, dot_by_offset, principal_components
+from .table_analysis import (
+    column_frequencies,
+    cosine_profile,
+    dot_by_offset,
+    position_regression_error,
+    principal_components,
+)
 
 __all__ = [
     "column_frequencies",
@@ -37,6 +43,7 @@ __all__ = [
     "load_position_table",
     "minilm_position_table",
     "minilm_weights",
+    "position_regression_error",
     "principal_components",
     "base_summary",
     "constant_pairs",

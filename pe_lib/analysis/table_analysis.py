@@ -9,7 +9,10 @@ position :math:`p`), used on a real model's table in chapters 13 and 20.
 * :func:`column_frequencies`: the strongest frequency of every column :math:`P_{:,k}` along the positions
   (argmax of :math:`|\mathrm{DFT}|` after removing the column's mean), in cycles per position;
 * :func:`principal_components`: the rows, centred, projected on their top principal directions (SVD of
-  :math:`P - \bar P`), with the share of the variance each direction holds.
+  :math:`P - \bar P`), with the share of the variance each direction holds;
+* :func:`position_regression_error`: whether a row tells its position linearly, as Wang & Chen (2020)
+  ask of BERT's and GPT-2's tables: a least-squares map :math:`\hat p = P_p w + b` fitted on four fifths
+  of the rows, scored by :math:`|\mathrm{round}(\hat p) - p|` on the fifth left out.
 
 Numpy only; shapes are given with each function.
 """
@@ -17,6 +20,8 @@ Numpy only; shapes are given with each function.
 from __future__ import annotations
 
 import numpy as np
+
+from .probe import fit_probe
 
 
 def check_table(table) -> np.ndarray:
@@ -65,3 +70,30 @@ def principal_components(table, k: int = 3) -> tuple[np.ndarray, np.ndarray]:
     centred = table - table.mean(axis=0)
     u, s, _ = np.linalg.svd(centred, full_matrices=False)
     return u[:, :k] * s[:k], s**2 / np.sum(s**2)
+
+
+def position_regression_error(table, *, seed: int, folds: int = 5) -> tuple[float, float]:
+    r"""Wang & Chen's (2020) test of absolute position, as in their released ``absolute.py``
+    (github.com/MiuLab/PE-Study): the rows are shuffled (``numpy.random.default_rng(seed)``) and cut into
+    ``folds`` parts; for each part a least-squares map :math:`\hat p = P_p w + b` (:func:`pe_lib.fit_probe`)
+    is fitted on the other rows, and every row's prediction is rounded to a whole position.
+
+    Returns ``(held_out, fitted)``: the mean :math:`|\mathrm{round}(\hat p) - p|` over the rows left out,
+    and over the rows the map was fitted to, each averaged over the folds (in positions). A table whose
+    rows are a linear function of the position scores ``(0.0, 0.0)``; with as many columns as rows a map
+    can fit any rows, so only ``held_out`` says whether the position is really there.
+    ``folds`` from 2 to the number of rows."""
+    table = check_table(table)
+    n = table.shape[0]
+    if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or not 2 <= folds <= n:
+        raise ValueError(f"folds must be a whole number from 2 to the number of rows ({n}), got {folds!r}")
+    order = np.random.default_rng(seed).permutation(n)
+    held_out, fitted = [], []
+    for f in range(folds):
+        test = order[f::folds]  # every folds-th row of the shuffled order
+        train = np.setdiff1d(order, test)
+        w, b = fit_probe(table[train], train.astype(np.float64))
+        guess = np.round((table @ w + b).ravel())  # (n,) every row's predicted position
+        held_out.append(np.abs(guess[test] - test).mean())
+        fitted.append(np.abs(guess[train] - train).mean())
+    return float(np.mean(held_out)), float(np.mean(fitted))

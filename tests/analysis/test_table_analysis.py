@@ -78,3 +78,39 @@ def test_whole_error_messages(call, message):
     with pytest.raises(ValueError) as error:
         call()
     assert str(error.value) == message
+
+
+# ---- position_regression_error (Wang & Chen's test of absolute position) ----------------------------
+def test_a_table_linear_in_the_position_tells_every_position():
+    pos = np.arange(40.0)
+    table = np.column_stack([3.0 * pos + 1.0, np.full(40, 2.0), -0.5 * pos])  # rows linear in pos
+    assert pe_lib.position_regression_error(table, seed=0) == (0.0, 0.0)
+
+
+def test_rows_that_say_nothing_are_guessed_as_the_mean_position():
+    # every row the same: the best linear map predicts the mean of the positions it was fitted to
+    n, folds, seed = 12, 4, 7
+    table = np.ones((n, 3))
+    order = np.random.default_rng(seed).permutation(n)
+    held, fitted = [], []
+    for f in range(folds):
+        test = np.sort(order[f::folds])
+        train = np.array(sorted(set(range(n)) - set(test.tolist())))
+        guess = round(sum(train.tolist()) / len(train))  # the mean, computed apart from the probe
+        held.append(sum(abs(guess - t) for t in test.tolist()) / len(test))
+        fitted.append(sum(abs(guess - t) for t in train.tolist()) / len(train))
+    got = pe_lib.position_regression_error(table, seed=seed, folds=folds)
+    assert got == pytest.approx((sum(held) / folds, sum(fitted) / folds), abs=1e-12)
+    assert got[0] > 2.0  # positions 0..11 guessed as one number: far from 0
+
+
+def test_as_many_columns_as_rows_fit_the_rows_but_not_the_rest():
+    table = np.random.default_rng(1).normal(size=(30, 30))  # random rows: no position in them
+    held_out, fitted = pe_lib.position_regression_error(table, seed=2)
+    assert fitted < 1.0 < 5.0 < held_out  # 24 rows and 31 coefficients: fitted exactly, held-out far off
+
+
+@pytest.mark.parametrize("folds", [1, 41, 2.5, True, "5"])
+def test_folds_must_be_a_whole_number_from_2_to_the_rows(folds):
+    with pytest.raises(ValueError, match=r"folds must be a whole number from 2 to the number of rows \(40\), got"):
+        pe_lib.position_regression_error(np.ones((40, 2)), seed=0, folds=folds)
