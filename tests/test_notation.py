@@ -94,6 +94,9 @@ CONFLICTS = [
     Conflict("slope-m", "\\mathrm{slope}", "The ALiBi paper calls it $m$",
              _rx(r"\$m_h\$", r"slopes?\s+\$m\$"),
              "an ALiBi slope is \\mathrm{slope}; m is a query position"),
+    Conflict("n-count", "n", "the positions of a query and of a key",
+             _rx(r"2\\pi\s*n\b", r"\b2 pi n\b"),
+             "n is a key position; a whole number of turns is c, as in chapter 9's $p - p' = 2\\pi c$"),
     Conflict("h-hidden", "H_\\ell", "Not $h$, the number of heads",
              _rx(r"\bh_\\ell\b", r"\bh\^\{?\(\\ell\)"),
              "h is the number of heads; hidden states are H_\\ell"),
@@ -224,6 +227,8 @@ def test_known_notation_findings_are_still_there():
         ("$\\sin(pos/10000^{2i/n})$", "base-n"),
         ("ALiBi's slope $m$ for each head", "slope-m"),
         ("the hidden state $h_\\ell$", "h-hidden"),
+        ("the peaks sit near $3 + 2\\pi n$", "n-count"),
+        ("3 + 2 pi n: 9.3, 15.6", "n-count"),
         ("scores $\\mathbf q\\cdot\\mathbf k/\\sqrt{d_k}$ with entries $\\mathcal N(0, 1/d)$", "d-and-d_k"),
     ],
 )
