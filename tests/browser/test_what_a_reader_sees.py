@@ -30,7 +30,7 @@ import io
 import re
 
 import pytest
-from site_helpers import finish_page, new_context, start_page, toc_docnames
+from site_helpers import finish_page, new_context, settle, start_page, toc_docnames
 
 pytestmark = pytest.mark.browser
 
@@ -134,12 +134,23 @@ def has_ink(image, box: dict) -> bool:
     return ink >= max(INK_MIN, INK_SHARE * len(crop))
 
 
-def blank_icons(page, image=None) -> list[str]:
-    """The icons on the current screen (``image``: its screenshot, or one is taken) that draw nothing."""
+def blank_icons(page, image=None, *, confirm: bool = True) -> list[str]:
+    """The icons on the current screen (``image``: its screenshot, or one is taken) that draw nothing.
+
+    An icon found blank is looked at once more, 300 ms later with the fonts settled and a new
+    screenshot, and reported only if it is still blank: once in a few hundred page views (a fresh clone
+    on CI, book/notation at 390 px dark) every icon of a screen read as blank although the saved
+    screenshot shows them all, a moment of re-layout after the switch of width and mode. An icon
+    that really draws nothing (the planted comment bug of issue 19) is blank both times."""
     image = image or _image(page.screenshot())
-    return [f"icon draws nothing: {icon['name']} at ({icon['x']:.0f}, {icon['y']:.0f})"
-            + (" (it has no size: no glyph)" if icon["empty"] else "")
-            for icon in page.evaluate(ICONS_JS) if icon["empty"] or not has_ink(image, icon)]
+    found = [f"icon draws nothing: {icon['name']} at ({icon['x']:.0f}, {icon['y']:.0f})"
+             + (" (it has no size: no glyph)" if icon["empty"] else "")
+             for icon in page.evaluate(ICONS_JS) if icon["empty"] or not has_ink(image, icon)]
+    if found and confirm:
+        page.wait_for_timeout(300)
+        settle(page)
+        return blank_icons(page, confirm=False)
+    return found
 
 
 def header_problems(page, image) -> list[str]:
