@@ -178,7 +178,24 @@ def test_terms_and_references_become_links_to_their_files():
     assert named.endswith(")`](../book/glossary.md#term=Position%20interpolation%20%3Cposition%20interpolation%3E)")
     (pair,) = lab_markup.to_lab(["{term}`pair index`"])  # its definition has parentheses and math
     assert "[the paper's i]" in pair and "$" not in pair
-    assert ref == "[common misconceptions](../book/errata.md#ref=common%20misconceptions%20%3Cerrata-rope-values%3E)"
+    assert ref == ('[common misconceptions](../book/errata.md#errata-rope-values '
+                   '"ref=common%20misconceptions%20%3Cerrata-rope-values%3E")')
+
+
+def test_a_reference_to_a_chapter_names_the_cell_that_holds_its_label():
+    """JupyterLab 4 scrolls a notebook to ``#cell-id=<id>`` (Notebook.setFragment); a bare ``#label`` finds
+    nothing there, since jupyterlab-myst's headings carry no ``data-jupyter-id``. The ids are the stored ones."""
+    chapter = nbformat.read(ROOT / "notebooks" / "16_what_was_learned.ipynb", as_version=4)
+    cells = {c.id: c.source for c in chapter.cells}
+    other, same = lab_markup.to_lab(["{ref}`Chapter 16 <trained-four-terms>`", "{ref}`trained-commuting`"],
+                                    "notebooks/02_why_add.ipynb")
+    four = re.fullmatch(r'\[Chapter 16\]\(16_what_was_learned\.ipynb#cell-id=([\w-]+) "ref=[^"]+"\)', other)
+    assert four and cells[four.group(1)].startswith("(trained-four-terms)=\n## 2. Inside the score")
+    commuting = re.fullmatch(r"\[How close to chapter 6's shift-commuting heads\?\]"
+                             r'\(16_what_was_learned\.ipynb#cell-id=([\w-]+) "ref:trained-commuting"\)', same)
+    assert commuting and "\n(trained-commuting)=\n" in cells[commuting.group(1)]
+    assert [lab_markup.from_lab(s) for s in (other, same)] == ["{ref}`Chapter 16 <trained-four-terms>`",
+                                                              "{ref}`trained-commuting`"]
 
 
 @pytest.mark.parametrize("markup", ["{cite}`nosuchkey2099`", "{term}`no such term`", "{ref}`no-such-label`"])
