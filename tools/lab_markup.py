@@ -20,9 +20,11 @@ its markdown cells reach Lab with
   scroll there: ``#cell-id=<id of the cell holding the label>`` for a notebook (JupyterLab 4's
   ``Notebook.setFragment`` scrolls the cell with that id to the top; jupyterlab-myst gives headings
   the label as ``id``, but Lab's other fragment forms look for ``data-jupyter-id``, which only Lab's
-  own markdown renderer sets), ``#label`` for a page under book/ (Lab's Markdown Preview opens it;
-  jupyterlab-myst's renderer ignores fragments, so it opens at the top). The role itself rides in
-  the link's title, which jupyterlab-myst does not show, so saving can restore it.
+  own markdown renderer sets), ``#label`` for a page under book/ (opened in Lab's Markdown Preview, by
+  tools/lab_settings/overrides.json). Lab applies a fragment before jupyterlab-myst has rendered the
+  file, and jupyterlab-myst's page renderer ignores fragments, so tools/lab_extensions/book-lab-links
+  scrolls there once the file has rendered. The role itself rides in the link's title, which
+  jupyterlab-myst does not show, so saving can restore it.
 
 Saving maps every such form back (:func:`from_lab`), so the file on disk keeps the book's markup; the
 two maps are inverse on every chapter (tests/test_lab_notebooks.py). Nothing here needs a network.

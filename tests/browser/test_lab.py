@@ -228,6 +228,9 @@ def test_a_chapter_opens_saved(chapter_page):
 FOLLOW_CASES = {
     "ref-to-a-chapter": ("notebooks/02_why_add.ipynb", '.jp-MarkdownCell a:text-is("Chapter 16")',
                          "16_what_was_learned.ipynb", '[id="trained-four-terms"]'),
+    "ref-within-the-chapter": ("notebooks/13_after_sinusoids.ipynb",
+                               '.jp-MarkdownCell a:text-is("what the flat curve measures")',
+                               "13_after_sinusoids.ipynb", '[id="alibi-window"]'),  # a label inside a cell
     "ref-to-a-page": ("notebooks/02_why_add.ipynb", '.jp-MarkdownCell a[href*="/book/errata.md"]',
                       "errata.md", '[id="errata-two-square-roots"]'),
     "term-to-the-glossary": ("notebooks/02_why_add.ipynb", '.jp-MarkdownCell a:has(abbr:text-is("weight tying"))',
