@@ -237,7 +237,7 @@ FOLLOW_CASES = {
                              "glossary.md", ("p", r"^weight tying\s")),
 }
 # where the target sits in the opened tab's scrolling area, and what kind of view the tab is
-TARGET_JS = """([selector, css]) => {
+TARGET_JS = """() => {
   const w = window.jupyterapp.shell.currentWidget;
   const area = (w.content.outerNode || w.content.node).getBoundingClientRect();
   return {label: w.title.label, editor: !!w.node.querySelector('.jp-FileEditor'),
@@ -267,7 +267,7 @@ def test_a_link_opens_its_target_rendered_and_at_the_place_it_names(browser, lab
                                    timeout=30_000)
         except Exception:  # noqa: BLE001 - the assertions below say what is wrong
             page.wait_for_timeout(3000)
-        seen = page.evaluate(TARGET_JS, [target, link])
+        seen = page.evaluate(TARGET_JS)
         page.screenshot(path=str(book_html.parent / f"lab-follow-{case}.png"))
         assert seen["rendered"] and not seen["editor"], f"{tab} opened as source, not rendered: {seen}"
         selector, text = target if isinstance(target, tuple) else (target, None)
