@@ -238,6 +238,33 @@ def test_the_lab_file_manager_serves_resolved_chapters_and_saves_the_book_markup
             == json.loads(chapter.read_text())["metadata"]["language_info"])  # the version on disk is kept
 
 
+def test_the_glossary_reaches_lab_as_a_definition_list_and_is_saved_as_the_directive(tmp_path):
+    """jupyterlab-myst runs a {glossary} entry's term into its definition; a definition list shows the term
+    above it. Written by hand: the first two entries of book/glossary.md in both forms."""
+    book = (ROOT / "book" / "glossary.md").read_text(encoding="utf-8")
+    lab = lab_markup.glossary_to_lab(book)
+    assert lab.startswith('# Glossary\n\n% lab-glossary "```{glossary}"\nabsolute position\n'
+                          ": The index of a token counted from the start of the sequence. The sinusoidal encoding "
+                          "and learned\n  position tables encode absolute positions; attention can still recover "
+                          "relative ones from them.\n\nrelative position\n: The offset between two tokens")
+    assert lab.count("```") == 1 and lab.endswith("% /lab-glossary\n")  # the fence only in the comment
+    assert lab.count("\n: ") == len(lab_markup.glossary()) >= 40  # one per term
+    assert lab_markup.glossary_from_lab(lab) == book
+    pytest.importorskip("jupyter_server")
+    import asyncio
+
+    lab_contents = importlib.import_module("lab_contents")
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "glossary.md").write_text(book, encoding="utf-8")
+    (tmp_path / "book" / "other.md").write_text("term\n  text\n", encoding="utf-8")
+    manager = lab_contents.BookContentsManager(root_dir=str(tmp_path))
+    model = asyncio.run(manager.get("book/glossary.md"))
+    assert model["content"] == lab
+    asyncio.run(manager.save({"type": "file", "format": "text", "content": lab}, "book/glossary.md"))
+    assert (tmp_path / "book" / "glossary.md").read_text(encoding="utf-8") == book
+    assert asyncio.run(manager.get("book/other.md"))["content"] == "term\n  text\n"  # only the glossary
+
+
 # ---- issue 19, item 15: a chapter opens in Lab without being marked unsaved ---------------------------
 # When its kernel starts, Lab writes the kernel's language_info into the notebook; any difference from the
 # stored one (it had no "version") marks the notebook unsaved before the learner touched it.

@@ -28,6 +28,10 @@ its markdown cells reach Lab with
 
 Saving maps every such form back (:func:`from_lab`), so the file on disk keeps the book's markup; the
 two maps are inverse on every chapter (tests/test_lab_notebooks.py). Nothing here needs a network.
+
+The glossary page itself reaches Lab with its ``{glossary}`` directive as a MyST definition list
+(:func:`glossary_to_lab`): jupyterlab-myst runs each term into its definition in one paragraph, but
+draws a definition list as terms in bold above their definitions. :func:`glossary_from_lab` maps it back.
 """
 
 from __future__ import annotations
@@ -209,3 +213,35 @@ def from_lab(source: str) -> str:
     source = LAB_BIB.sub(lambda m: json.loads(m.group(1)), source)
     source = LAB_CITE_GROUP.sub(lambda m: "{cite}`" + ",".join(LAB_CITE_KEY.findall(m.group(1))) + "`", source)
     return LAB_LINK.sub(_back, LAB_REF.sub(_back, source))
+
+
+# ---- the glossary page ----------------------------------------------------------------------------------
+GLOSSARY_BLOCK = re.compile(r"^(```\{glossary\}[^\n]*)\n(.*?)\n```$", re.S | re.M)
+LAB_GLOSSARY = re.compile(r"^% lab-glossary (.*?)\n(.*?)\n% /lab-glossary$", re.S | re.M)
+
+
+def glossary_to_lab(text: str) -> str:
+    """book/glossary.md as Lab receives it: the ``{glossary}`` block as a definition list (each term's first
+    definition line starts with ``: `` instead of two spaces), between MyST comments that keep the fence."""
+    def deflist(m: re.Match) -> str:
+        lines = m.group(2).split("\n")
+        terms = [bool(line) and not line[0].isspace() for line in lines]
+        for i in range(1, len(lines)):
+            if terms[i - 1] and lines[i].startswith("  ") and not lines[i][2:3].isspace():
+                lines[i] = ": " + lines[i][2:]
+        return f"% lab-glossary {json.dumps(m.group(1))}\n" + "\n".join(lines) + "\n% /lab-glossary"
+
+    return GLOSSARY_BLOCK.sub(deflist, text)
+
+
+def glossary_from_lab(text: str) -> str:
+    """The inverse of :func:`glossary_to_lab`: the ``{glossary}`` directive back from the definition list."""
+    def directive(m: re.Match) -> str:
+        lines = m.group(2).split("\n")
+        terms = [bool(line) and not line[0].isspace() and not line.startswith(": ") for line in lines]
+        for i in range(1, len(lines)):
+            if terms[i - 1] and lines[i].startswith(": "):
+                lines[i] = "  " + lines[i][2:]
+        return json.loads(m.group(1)) + "\n" + "\n".join(lines) + "\n```"
+
+    return LAB_GLOSSARY.sub(directive, text)

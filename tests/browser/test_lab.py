@@ -224,7 +224,7 @@ def test_a_chapter_opens_saved(chapter_page):
 # term as ``../book/glossary.md#term:<term>``; book-lab-links (tools/lab_extensions) scrolls the opened file
 # there once it has rendered, and tools/lab_settings makes markdown open rendered, not in the editor.
 # Each case: the chapter, the link to click, the tab it opens, what must then be on screen there (a CSS
-# selector, or a selector and a pattern its text must match: jupyterlab-myst gives glossary entries no id).
+# selector, or a selector and a pattern its text must match: jupyterlab-myst gives glossary terms no id).
 FOLLOW_CASES = {
     "ref-to-a-chapter": ("notebooks/02_why_add.ipynb", '.jp-MarkdownCell a:text-is("Chapter 16")',
                          "16_what_was_learned.ipynb", '[id="trained-four-terms"]'),
@@ -234,7 +234,7 @@ FOLLOW_CASES = {
     "ref-to-a-page": ("notebooks/02_why_add.ipynb", '.jp-MarkdownCell a[href*="/book/errata.md"]',
                       "errata.md", '[id="errata-two-square-roots"]'),
     "term-to-the-glossary": ("notebooks/02_why_add.ipynb", '.jp-MarkdownCell a:has(abbr:text-is("weight tying"))',
-                             "glossary.md", ("p", r"^weight tying\s")),
+                             "glossary.md", ("dt", r"^weight tying$")),
 }
 # where the target sits in the opened tab's scrolling area, and what kind of view the tab is
 TARGET_JS = """() => {

@@ -41,7 +41,8 @@ var _JUPYTERLAB;
   }
 
   function termTarget(node, fragment) {
-    // "#term:self-attention" or "#term=text%20%3Cterm%3E": the glossary paragraph that starts with the term
+    // "#term:self-attention" or "#term=text%20%3Cterm%3E": the glossary's entry for the term (a <dt> of the
+    // definition list tools/lab_contents.py serves; a paragraph that starts with the term in a plain Lab)
     var match = /^#term[:=](.*)$/.exec(fragment);
     if (!match) {
       return null;
@@ -49,11 +50,11 @@ var _JUPYTERLAB;
     var role = decodeURIComponent(match[1]);
     var explicit = /<([^<>]+)>\s*$/.exec(role);
     var term = (explicit ? explicit[1] : role).trim().toLowerCase();
-    var paragraphs = node.querySelectorAll('p');
-    for (var i = 0; i < paragraphs.length; i++) {
-      var text = paragraphs[i].textContent.trim().toLowerCase().replace(/\s+/g, ' ');
-      if (text.indexOf(term + ' ') === 0) {
-        return paragraphs[i];
+    var entries = node.querySelectorAll('dt, p');
+    for (var i = 0; i < entries.length; i++) {
+      var text = entries[i].textContent.trim().toLowerCase().replace(/\s+/g, ' ');
+      if (text === term || text.indexOf(term + ' ') === 0) {
+        return entries[i];
       }
     }
     return null;
