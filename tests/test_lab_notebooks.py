@@ -178,7 +178,24 @@ def test_terms_and_references_become_links_to_their_files():
     assert named.endswith(")`](../book/glossary.md#term=Position%20interpolation%20%3Cposition%20interpolation%3E)")
     (pair,) = lab_markup.to_lab(["{term}`pair index`"])  # its definition has parentheses and math
     assert "[the paper's i]" in pair and "$" not in pair
-    assert ref == "[common misconceptions](../book/errata.md#ref=common%20misconceptions%20%3Cerrata-rope-values%3E)"
+    assert ref == ('[common misconceptions](../book/errata.md#errata-rope-values '
+                   '"ref=common%20misconceptions%20%3Cerrata-rope-values%3E")')
+
+
+def test_a_reference_to_a_chapter_names_the_cell_that_holds_its_label():
+    """JupyterLab 4 scrolls a notebook to ``#cell-id=<id>`` (Notebook.setFragment); a bare ``#label`` finds
+    nothing there, since jupyterlab-myst's headings carry no ``data-jupyter-id``. The ids are the stored ones."""
+    chapter = nbformat.read(ROOT / "notebooks" / "16_what_was_learned.ipynb", as_version=4)
+    cells = {c.id: c.source for c in chapter.cells}
+    other, same = lab_markup.to_lab(["{ref}`Chapter 16 <trained-four-terms>`", "{ref}`trained-commuting`"],
+                                    "notebooks/02_why_add.ipynb")
+    four = re.fullmatch(r'\[Chapter 16\]\(16_what_was_learned\.ipynb#cell-id=([\w-]+) "ref=[^"]+"\)', other)
+    assert four and cells[four.group(1)].startswith("(trained-four-terms)=\n## 2. Inside the score")
+    commuting = re.fullmatch(r"\[How close to chapter 6's shift-commuting heads\?\]"
+                             r'\(16_what_was_learned\.ipynb#cell-id=([\w-]+) "ref:trained-commuting"\)', same)
+    assert commuting and "\n(trained-commuting)=\n" in cells[commuting.group(1)]
+    assert [lab_markup.from_lab(s) for s in (other, same)] == ["{ref}`Chapter 16 <trained-four-terms>`",
+                                                              "{ref}`trained-commuting`"]
 
 
 @pytest.mark.parametrize("markup", ["{cite}`nosuchkey2099`", "{term}`no such term`", "{ref}`no-such-label`"])
@@ -219,6 +236,33 @@ def test_the_lab_file_manager_serves_resolved_chapters_and_saves_the_book_markup
     assert _markdown(saved) == _markdown(chapter)
     assert (json.loads(saved.read_text())["metadata"]["language_info"]
             == json.loads(chapter.read_text())["metadata"]["language_info"])  # the version on disk is kept
+
+
+def test_the_glossary_reaches_lab_as_a_definition_list_and_is_saved_as_the_directive(tmp_path):
+    """jupyterlab-myst runs a {glossary} entry's term into its definition; a definition list shows the term
+    above it. Written by hand: the first two entries of book/glossary.md in both forms."""
+    book = (ROOT / "book" / "glossary.md").read_text(encoding="utf-8")
+    lab = lab_markup.glossary_to_lab(book)
+    assert lab.startswith('# Glossary\n\n% lab-glossary "```{glossary}"\nabsolute position\n'
+                          ": The index of a token counted from the start of the sequence. The sinusoidal encoding "
+                          "and learned\n  position tables encode absolute positions; attention can still recover "
+                          "relative ones from them.\n\nrelative position\n: The offset between two tokens")
+    assert lab.count("```") == 1 and lab.endswith("% /lab-glossary\n")  # the fence only in the comment
+    assert lab.count("\n: ") == len(lab_markup.glossary()) >= 40  # one per term
+    assert lab_markup.glossary_from_lab(lab) == book
+    pytest.importorskip("jupyter_server")
+    import asyncio
+
+    lab_contents = importlib.import_module("lab_contents")
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "glossary.md").write_text(book, encoding="utf-8")
+    (tmp_path / "book" / "other.md").write_text("term\n  text\n", encoding="utf-8")
+    manager = lab_contents.BookContentsManager(root_dir=str(tmp_path))
+    model = asyncio.run(manager.get("book/glossary.md"))
+    assert model["content"] == lab
+    asyncio.run(manager.save({"type": "file", "format": "text", "content": lab}, "book/glossary.md"))
+    assert (tmp_path / "book" / "glossary.md").read_text(encoding="utf-8") == book
+    assert asyncio.run(manager.get("book/other.md"))["content"] == "term\n  text\n"  # only the glossary
 
 
 # ---- issue 19, item 15: a chapter opens in Lab without being marked unsaved ---------------------------

@@ -180,6 +180,18 @@ def test_book_pages_quote_only_computed_numbers(path):
     )
 
 
+TOP_LEVEL = sorted(ROOT.glob("*.md"))  # README.md: read by everyone who clones, checked like a book page
+
+
+@pytest.mark.parametrize("path", TOP_LEVEL, ids=lambda p: p.name)
+def test_top_level_markdown_quotes_only_computed_numbers(path):
+    problems = file_problems(path.name)[0]
+    assert not problems, (
+        f"{path.name}: {len(problems)} problem(s)\n  " + "\n  ".join(problems) + "\nPrint the number in a chapter, "
+        "or say it without a number that nothing checks"
+    )
+
+
 def test_math_constants_and_known_findings_are_well_formed_and_not_stale():
     assert not CONSTANTS_ERRORS, "tests/math_constants.yaml:\n  " + "\n  ".join(CONSTANTS_ERRORS)
     files = [f"notebooks/{p.name}" for p in NOTEBOOKS] + [f"book/{p.name}" for p in PAGES]

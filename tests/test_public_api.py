@@ -209,6 +209,9 @@ ADDED = [
     "minilm_weights",  # issue 18: chapter 2 reads the word table of the same checked file
     "position_regression_error",  # issue 18: chapter 20, Wang & Chen's test on a real table
     "principal_components",  # issue 18: chapter 20, real text
+    "parameter_count",  # issue 18: chapter 20 counted its model's parameters in a cell of its own
+    "principal_directions",  # issue 18: chapter 2 projected word rows on the position table's directions
+    "components_for_variance",  # issue 18: chapter 2, how many directions hold 90% of the table's variance
     "text_batch",  # issue 18: chapter 20, real text
     "text_loss",  # issue 18: bits per character (pe_lib.task_loss calls it for text models)
     "unigram_bits",  # issue 18: chapter 20, real text

@@ -15,7 +15,9 @@ import platform
 from pathlib import Path
 
 from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
-from lab_markup import from_lab, to_lab
+from lab_markup import from_lab, glossary_from_lab, glossary_to_lab, to_lab
+
+GLOSSARY = "book/glossary.md"  # served as a definition list, saved as the book's {glossary} directive
 
 
 def notebook_to_lab(nb: dict, path: str) -> None:
@@ -45,6 +47,8 @@ class BookContentsManager(AsyncLargeFileManager):
                 notebook_to_lab(model["content"], path.strip("/"))
             except ValueError as error:  # an unknown key: show the notebook as it is, say why in the log
                 self.log.warning("book markup left as it is in %s: %s", path, error)
+        if content and path.strip("/") == GLOSSARY and model["type"] == "file" and model["format"] == "text":
+            model["content"] = glossary_to_lab(model["content"])
         return model
 
     async def save(self, model, path=""):
@@ -58,4 +62,6 @@ class BookContentsManager(AsyncLargeFileManager):
                     language["version"] = stored["version"]
                 else:
                     language.pop("version", None)
+        if path.strip("/") == GLOSSARY and model.get("type") == "file" and model.get("format") == "text":
+            model["content"] = glossary_from_lab(model["content"])
         return await super().save(model, path)

@@ -16,10 +16,22 @@ its markdown cells reach Lab with
   ``book/references.bib`` (each entry labelled ``(cite-key)=``, the website's anchors);
 * ``{term}`x``` as a link to ``book/glossary.md`` around an ``{abbr}`` role whose title is the
   glossary's definition: hovering shows the definition, a click opens the glossary;
-* ``{ref}`label``` as a link to the file that defines the label.
+* ``{ref}`label``` as a link to the file that defines the label, with the fragment that makes Lab
+  scroll there: ``#cell-id=<id of the cell holding the label>`` for a notebook (JupyterLab 4's
+  ``Notebook.setFragment`` scrolls the cell with that id to the top; jupyterlab-myst gives headings
+  the label as ``id``, but Lab's other fragment forms look for ``data-jupyter-id``, which only Lab's
+  own markdown renderer sets), ``#label`` for a page under book/ (opened in Lab's Markdown Preview, by
+  tools/lab_settings/overrides.json). Lab applies a fragment before jupyterlab-myst has rendered the
+  file, and jupyterlab-myst's page renderer ignores fragments, so tools/lab_extensions/book-lab-links
+  scrolls there once the file has rendered. The role itself rides in the link's title, which
+  jupyterlab-myst does not show, so saving can restore it.
 
 Saving maps every such form back (:func:`from_lab`), so the file on disk keeps the book's markup; the
 two maps are inverse on every chapter (tests/test_lab_notebooks.py). Nothing here needs a network.
+
+The glossary page itself reaches Lab with its ``{glossary}`` directive as a MyST definition list
+(:func:`glossary_to_lab`): jupyterlab-myst runs each term into its definition in one paragraph, but
+draws a definition list as terms in bold above their definitions. :func:`glossary_from_lab` maps it back.
 """
 
 from __future__ import annotations
@@ -46,6 +58,7 @@ LABEL = re.compile(r"^\(([\w-]+)\)=\s*\n+(?:#+ *)?([^\n]*)", re.M)  # a label an
 LAB_CITE_GROUP = re.compile(r"\\\[((?:\[[^\]]+\]\(#cite-[^)\s]+\)(?:; )?)+)\\\]")
 LAB_CITE_KEY = re.compile(r"\]\(#cite-([^)\s]+)\)")
 LAB_LINK = re.compile(r"\[(\{abbr\}`[^`]*`|[^\]]*)\]\((?:[^)#\s]*)#(term|ref)([:=])([^)\s]+)\)")
+LAB_REF = re.compile(r'\[([^\]]*)\]\([^)#\s]*#[^)\s"]* "(ref)([:=])([^"\s]+)"\)')  # the role in the title
 LAB_BIB = re.compile(r"^% lab-bibliography (.*?)\n.*?^% /lab-bibliography$", re.S | re.M)  # MyST comments
 
 
@@ -113,17 +126,18 @@ def glossary(path: Path = GLOSSARY) -> dict[str, str]:
 
 
 @cache
-def labels(root: Path = ROOT) -> dict[str, tuple[str, str]]:
-    """Every ``(label)=`` of the book's pages and chapters -> (its file from the repository root, its title)."""
+def labels(root: Path = ROOT) -> dict[str, tuple[str, str, str | None]]:
+    """Every ``(label)=`` of the book's pages and chapters -> (its file from the repository root, its title,
+    the id of the notebook cell that holds it; None on a page)."""
     found = {}
     for page in sorted((root / "book").glob("*.md")):
         for name, title in LABEL.findall(page.read_text(encoding="utf-8")):
-            found[name] = (page.relative_to(root).as_posix(), title.strip())
+            found[name] = (page.relative_to(root).as_posix(), title.strip(), None)
     for notebook in sorted((root / "notebooks").glob("*.ipynb")):
         for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
             if cell["cell_type"] == "markdown":
                 for name, title in LABEL.findall("".join(cell["source"])):
-                    found[name] = (notebook.relative_to(root).as_posix(), title.strip())
+                    found[name] = (notebook.relative_to(root).as_posix(), title.strip(), cell.get("id"))
     return found
 
 
@@ -158,10 +172,11 @@ def _ref(match: re.Match, here: str) -> str:
     text, target = _split(match.group(1))
     if target not in labels():
         raise ValueError(f"{{ref}} {target!r}: no (label)= defines it in book/ or notebooks/")
-    where, title = labels()[target]
+    where, title, cell = labels()[target]
     path = Path(where).name if Path(where).parent == Path(here).parent else f"../{where}"
+    fragment = f"cell-id={cell}" if cell else target
     kind = ":" if text is None else "="
-    return f"[{text or title}]({path}#ref{kind}{quote(match.group(1))})"
+    return f'[{text or title}]({path}#{fragment} "ref{kind}{quote(match.group(1))}")'
 
 
 def _references(directive: str, keys: list[str]) -> str:
@@ -197,4 +212,36 @@ def from_lab(source: str) -> str:
     """The inverse of :func:`to_lab` on one markdown cell: the book's markup back from Lab's form."""
     source = LAB_BIB.sub(lambda m: json.loads(m.group(1)), source)
     source = LAB_CITE_GROUP.sub(lambda m: "{cite}`" + ",".join(LAB_CITE_KEY.findall(m.group(1))) + "`", source)
-    return LAB_LINK.sub(_back, source)
+    return LAB_LINK.sub(_back, LAB_REF.sub(_back, source))
+
+
+# ---- the glossary page ----------------------------------------------------------------------------------
+GLOSSARY_BLOCK = re.compile(r"^(```\{glossary\}[^\n]*)\n(.*?)\n```$", re.S | re.M)
+LAB_GLOSSARY = re.compile(r"^% lab-glossary (.*?)\n(.*?)\n% /lab-glossary$", re.S | re.M)
+
+
+def glossary_to_lab(text: str) -> str:
+    """book/glossary.md as Lab receives it: the ``{glossary}`` block as a definition list (each term's first
+    definition line starts with ``: `` instead of two spaces), between MyST comments that keep the fence."""
+    def deflist(m: re.Match) -> str:
+        lines = m.group(2).split("\n")
+        terms = [bool(line) and not line[0].isspace() for line in lines]
+        for i in range(1, len(lines)):
+            if terms[i - 1] and lines[i].startswith("  ") and not lines[i][2:3].isspace():
+                lines[i] = ": " + lines[i][2:]
+        return f"% lab-glossary {json.dumps(m.group(1))}\n" + "\n".join(lines) + "\n% /lab-glossary"
+
+    return GLOSSARY_BLOCK.sub(deflist, text)
+
+
+def glossary_from_lab(text: str) -> str:
+    """The inverse of :func:`glossary_to_lab`: the ``{glossary}`` directive back from the definition list."""
+    def directive(m: re.Match) -> str:
+        lines = m.group(2).split("\n")
+        terms = [bool(line) and not line[0].isspace() and not line.startswith(": ") for line in lines]
+        for i in range(1, len(lines)):
+            if terms[i - 1] and lines[i].startswith(": "):
+                lines[i] = "  " + lines[i][2:]
+        return json.loads(m.group(1)) + "\n" + "\n".join(lines) + "\n```"
+
+    return LAB_GLOSSARY.sub(directive, text)

@@ -30,10 +30,12 @@ from .relative import first_negative, first_rise, mass_on_offset, offset_attenti
 from .similarity import dot_profile
 from .table_analysis import (
     column_frequencies,
+    components_for_variance,
     cosine_profile,
     dot_by_offset,
     position_regression_error,
     principal_components,
+    principal_directions,
 )
 
 __all__ = [
@@ -44,7 +46,9 @@ __all__ = [
     "minilm_position_table",
     "minilm_weights",
     "position_regression_error",
+    "components_for_variance",
     "principal_components",
+    "principal_directions",
     "base_summary",
     "constant_pairs",
     "cosine_matrix",

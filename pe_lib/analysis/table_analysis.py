@@ -9,7 +9,8 @@ position :math:`p`), used on a real model's table in chapters 13 and 20.
 * :func:`column_frequencies`: the strongest frequency of every column :math:`P_{:,k}` along the positions
   (argmax of :math:`|\mathrm{DFT}|` after removing the column's mean), in cycles per position;
 * :func:`principal_components`: the rows, centred, projected on their top principal directions (SVD of
-  :math:`P - \bar P`), with the share of the variance each direction holds;
+  :math:`P - \bar P`), with the share of the variance each direction holds; :func:`principal_directions`
+  gives the directions themselves and :func:`components_for_variance` how many hold a given share;
 * :func:`position_regression_error`: whether a row tells its position linearly, as Wang & Chen (2020)
   ask of BERT's and GPT-2's tables: a least-squares map :math:`\hat p = P_p w + b` fitted on four fifths
   of the rows, scored by :math:`|\mathrm{round}(\hat p) - p|` on the fifth left out.
@@ -65,11 +66,48 @@ def principal_components(table, k: int = 3) -> tuple[np.ndarray, np.ndarray]:
     ``(n, k)``, and the share of the total variance of each of the ``min(n, d)`` directions, ``(min(n, d),)``
     (from the singular values :math:`s`: :math:`s_j^2 / \sum s^2`). Signs follow numpy's SVD."""
     table = check_table(table)
+    _check_k(k, table)
+    u, s, _ = _centred_svd(table)
+    return u[:, :k] * s[:k], s**2 / np.sum(s**2)
+
+
+def _centred_svd(table: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """numpy's thin SVD of the centred rows, :math:`P - \\bar P = U \\operatorname{diag}(s) V^\\top`."""
+    return np.linalg.svd(table - table.mean(axis=0), full_matrices=False)
+
+
+def _check_k(k, table: np.ndarray) -> None:
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 1 <= k <= min(table.shape):
         raise ValueError(f"k must be an integer between 1 and {min(table.shape)}, got {k!r}")
-    centred = table - table.mean(axis=0)
-    u, s, _ = np.linalg.svd(centred, full_matrices=False)
-    return u[:, :k] * s[:k], s**2 / np.sum(s**2)
+
+
+def principal_directions(table, k: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    r"""``(directions, shares)``: the top ``k`` principal directions of the centred rows as unit rows, ``(k, d)``
+    (the first ``k`` rows of :math:`V^\top` in :math:`P - \bar P = U \operatorname{diag}(s) V^\top`, largest
+    variance first), and the share of the total variance of each of the ``min(n, d)`` directions,
+    ``(min(n, d),)``, as :func:`principal_components` gives it. ``(P - P.mean(0)) @ directions.T`` are
+    :func:`principal_components`' coordinates; ``x @ directions.T`` are any vectors' components along them
+    (chapter 2 measures how much of a word vector lies in the position table's directions). Signs follow
+    numpy's SVD."""
+    table = check_table(table)
+    _check_k(k, table)
+    _, s, vt = _centred_svd(table)
+    return vt[:k], s**2 / np.sum(s**2)
+
+
+def components_for_variance(shares, fraction: float) -> int:
+    r"""The fewest leading directions that hold at least ``fraction`` of the variance: the smallest :math:`k` with
+    :math:`\sum_{j<k} \mathrm{shares}_j \ge` ``fraction``, for ``shares`` as :func:`principal_components` returns
+    them (non-negative, largest first, summing to 1) and ``fraction`` in :math:`(0, 1]`. Rounding in the sum
+    never makes it exceed ``len(shares)``."""
+    shares = np.asarray(shares, dtype=np.float64)
+    if shares.ndim != 1 or shares.size == 0 or not np.all(np.isfinite(shares)) or np.any(shares < 0):
+        raise ValueError(f"shares must be a non-empty 1-D array of finite non-negative numbers, got {shares!r}")
+    if abs(shares.sum() - 1) > 1e-9:
+        raise ValueError(f"shares must sum to 1 (each direction's share of the variance), got sum {shares.sum()!r}")
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float, np.floating)) or not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be a number in (0, 1], got {fraction!r}")
+    return int(min(np.searchsorted(np.cumsum(shares), fraction) + 1, shares.size))
 
 
 def position_regression_error(table, *, seed: int, folds: int = 5) -> tuple[float, float]:

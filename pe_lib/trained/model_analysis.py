@@ -10,6 +10,7 @@ the other RoPE layout reads it (chapter 19). Usage::
     p = pe_lib.position_table(model)                 # (L, d_model): what the model adds at the input
     pe_lib.attention_by_offset(a[0, 0])              # mean weight on the key Delta = i - j places back
     model.initial()                                  # the same model at initialisation
+    pe_lib.parameter_count(model.params)             # how many numbers were trained
 """
 
 from __future__ import annotations
@@ -157,3 +158,32 @@ def model_with_permuted_qk(model, perm) -> TrainedTransformer:
     if "blocks" not in model.params:
         raise ValueError("model.params must hold the layer blocks ('blocks') of pe_lib.train_transformer")
     return dataclasses.replace(model, params=dict(model.params, blocks=permuted_qk(model.params["blocks"], perm)))
+
+
+def parameter_count(params) -> int:
+    r"""How many numbers a parameter tree holds: :math:`\sum_{\text{arrays } A} \prod_i \dim_i A`, the sum of the
+    sizes of its arrays (a 0-d array counts 1), as an ``int``.
+
+    ``params`` is a model's parameters as :func:`pe_lib.train_transformer` keeps them (``model.params``; the
+    layout is in :mod:`pe_lib.trained.transformer`): dicts, lists and tuples nested in any way, whose leaves
+    are numeric numpy or JAX arrays. Every array counts, whether or not the model's encoding uses it.
+    ``TypeError`` for a leaf that is not a numeric array (a number, a string, ``None``...) and for a model
+    passed instead of its ``params``; ``ValueError`` for a tree without any array."""
+    if isinstance(params, TrainedTransformer):
+        raise TypeError("parameter_count takes a parameter tree: pass model.params, not the model")
+    sizes = []
+    stack = [params]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+        elif hasattr(node, "shape") and hasattr(node, "dtype") and np.dtype(node.dtype).kind in "biufc":
+            sizes.append(int(np.prod(node.shape, dtype=np.int64)))
+        else:
+            raise TypeError(f"a parameter tree holds dicts, lists, tuples and numeric arrays, got a leaf of type "
+                            f"{type(node).__name__}: {node!r:.60}")
+    if not sizes:
+        raise ValueError("the parameter tree holds no array")
+    return sum(sizes)

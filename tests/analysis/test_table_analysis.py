@@ -114,3 +114,66 @@ def test_as_many_columns_as_rows_fit_the_rows_but_not_the_rest():
 def test_folds_must_be_a_whole_number_from_2_to_the_rows(folds):
     with pytest.raises(ValueError, match=r"folds must be a whole number from 2 to the number of rows \(40\), got"):
         pe_lib.position_regression_error(np.ones((40, 2)), seed=0, folds=folds)
+
+
+# ---- principal_directions and components_for_variance (chapter 2: how much of a word row lies along the
+# position table's leading directions) ---------------------------------------------------------------------
+def test_principal_directions_of_a_cross_found_by_hand():
+    # four rows +-2 along (3, 4)/5 and +-1 along (-4, 3)/5, centred already: variances 8 and 2 (shares 0.8, 0.2)
+    u, v = np.array([3.0, 4.0]) / 5, np.array([-4.0, 3.0]) / 5
+    table = np.stack([2 * u, -2 * u, v, -v]) + [10.0, -7.0]  # an offset the centring removes
+    directions, shares = pe_lib.principal_directions(table, 2)
+    np.testing.assert_allclose(shares, [0.8, 0.2], atol=1e-12)
+    np.testing.assert_allclose(np.abs(directions @ u), [1.0, 0.0], atol=1e-12)  # first: along u (either sign)
+    np.testing.assert_allclose(np.abs(directions @ v), [0.0, 1.0], atol=1e-12)
+    # a vector's components along them: (1, 0) has 3/5 along u and -4/5 along v
+    np.testing.assert_allclose(np.abs(np.array([1.0, 0.0]) @ directions.T), [0.6, 0.8], atol=1e-12)
+
+
+def test_principal_directions_agree_with_principal_components():
+    table = np.random.default_rng(3).normal(size=(7, 5))
+    directions, shares = pe_lib.principal_directions(table, 3)
+    coordinates, same_shares = pe_lib.principal_components(table, 3)
+    assert directions.shape == (3, 5)
+    np.testing.assert_allclose(directions @ directions.T, np.eye(3), atol=1e-12)
+    np.testing.assert_allclose((table - table.mean(axis=0)) @ directions.T, coordinates, atol=1e-12)
+    np.testing.assert_array_equal(shares, same_shares)
+    assert pe_lib.principal_directions(table)[0].shape == (3, 5)  # k defaults to 3
+
+
+@pytest.mark.parametrize(
+    ("fraction", "expected"),
+    [(0.4, 1), (0.5, 1), (0.6, 2), (0.85, 3), (0.9, 3), (0.96, 4), (1.0, 4), (1, 4)],
+)
+def test_components_for_variance_counted_by_hand(fraction, expected):
+    # running sums 0.5, 0.75, 0.9375, 1 (exact in binary)
+    assert pe_lib.components_for_variance([0.5, 0.25, 0.1875, 0.0625], fraction) == expected
+
+
+def test_components_for_variance_never_exceeds_the_number_of_directions():
+    shares = np.full(10, 0.1)  # sums to 0.9999999999999999 in floating point
+    assert pe_lib.components_for_variance(shares, 1.0) == 10
+
+
+@pytest.mark.parametrize(
+    ("shares", "fraction", "message"),
+    [
+        ([0.5, 0.5], 0.0, r"fraction must be a number in \(0, 1\], got 0.0"),
+        ([0.5, 0.5], 1.5, r"got 1.5"),
+        ([0.5, 0.5], True, r"got True"),
+        ([0.5, 0.5], "0.9", r"got '0.9'"),
+        ([0.6, 0.6], 0.9, "shares must sum to 1"),
+        ([1.2, -0.2], 0.9, "non-negative"),
+        ([], 0.9, "non-empty"),
+        ([[0.5, 0.5]], 0.9, "1-D"),
+        ([np.nan, 1.0], 0.9, "finite"),
+    ],
+)
+def test_components_for_variance_refuses_bad_input(shares, fraction, message):
+    with pytest.raises(ValueError, match=message):
+        pe_lib.components_for_variance(shares, fraction)
+
+
+def test_principal_directions_refuses_a_bad_k():
+    with pytest.raises(ValueError, match="k must be an integer between 1 and 3, got 4"):
+        pe_lib.principal_directions(np.eye(3), 4)

@@ -217,3 +217,66 @@ def test_a_chapter_opens_saved(chapter_page):
     dirty = chapter_page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.dirty")
     assert not dirty and "jp-mod-dirty" not in (tab.get_attribute("class") or ""), (
         f"{CHAPTER} opens marked unsaved in JupyterLab (tab classes: {tab.get_attribute('class')})")
+
+
+# ---- a link lands where it points (issue 19, follow-up) ------------------------------------------------
+# A {ref} to a chapter reaches Lab as ``16_what_was_learned.ipynb#cell-id=<id>`` (tools/lab_markup.py) and a
+# term as ``../book/glossary.md#term:<term>``; book-lab-links (tools/lab_extensions) scrolls the opened file
+# there once it has rendered, and tools/lab_settings makes markdown open rendered, not in the editor.
+# Each case: the chapter, the link to click, the tab it opens, what must then be on screen there (a CSS
+# selector, or a selector and a pattern its text must match: jupyterlab-myst gives glossary terms no id).
+FOLLOW_CASES = {
+    "ref-to-a-chapter": ("notebooks/02_why_add.ipynb", '.jp-MarkdownCell a:text-is("Chapter 16")',
+                         "16_what_was_learned.ipynb", '[id="trained-four-terms"]'),
+    "ref-within-the-chapter": ("notebooks/13_after_sinusoids.ipynb",
+                               '.jp-MarkdownCell a:text-is("what the flat curve measures")',
+                               "13_after_sinusoids.ipynb", '[id="alibi-window"]'),  # a label inside a cell
+    "ref-to-a-page": ("notebooks/02_why_add.ipynb", '.jp-MarkdownCell a[href*="/book/errata.md"]',
+                      "errata.md", '[id="errata-two-square-roots"]'),
+    "term-to-the-glossary": ("notebooks/02_why_add.ipynb", '.jp-MarkdownCell a:has(abbr:text-is("weight tying"))',
+                             "glossary.md", ("dt", r"^weight tying$")),
+}
+# where the target sits in the opened tab's scrolling area, and what kind of view the tab is
+TARGET_JS = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const area = (w.content.outerNode || w.content.node).getBoundingClientRect();
+  return {label: w.title.label, editor: !!w.node.querySelector('.jp-FileEditor'),
+          rendered: !!w.node.querySelector('.jp-RenderedMySTMarkdown, .jp-Notebook'),
+          fragment: w.node.dataset.bookFragment ?? null, areaTop: area.top, areaBottom: area.bottom};
+}"""
+
+
+@pytest.mark.parametrize("case", FOLLOW_CASES, ids=str)
+def test_a_link_opens_its_target_rendered_and_at_the_place_it_names(browser, lab, book_html, case):
+    chapter, link, tab, target = FOLLOW_CASES[case]
+    url, token = lab
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(f"{url}/lab/tree/{chapter}?reset&token={token}")
+        page.wait_for_selector(".jp-Notebook .jp-MarkdownCell .myst", timeout=60_000)
+        anchor = page.locator(link).first
+        anchor.wait_for(timeout=60_000)
+        page.wait_for_timeout(1000)  # jupyterlab-myst wires its links' clicks after rendering them
+        anchor.scroll_into_view_if_needed()
+        anchor.click()
+        page.wait_for_function(f"() => window.jupyterapp.shell.currentWidget?.title.label === {json.dumps(tab)}",
+                               timeout=30_000)
+        try:  # book-lab-links marks the tab when its scroll is over
+            page.wait_for_function("() => window.jupyterapp.shell.currentWidget.node.dataset.bookFragment",
+                                   timeout=30_000)
+        except Exception:  # noqa: BLE001 - the assertions below say what is wrong
+            page.wait_for_timeout(3000)
+        seen = page.evaluate(TARGET_JS)
+        page.screenshot(path=str(book_html.parent / f"lab-follow-{case}.png"))
+        assert seen["rendered"] and not seen["editor"], f"{tab} opened as source, not rendered: {seen}"
+        selector, text = target if isinstance(target, tuple) else (target, None)
+        element = page.locator(f".lm-DockPanel-widget:not(.lm-mod-hidden) {selector}")
+        element = (element.filter(has_text=re.compile(text, re.I)) if text else element).first
+        assert element.count() == 1, f"no {target} in {tab}"
+        box = element.bounding_box()
+        assert seen["areaTop"] - 1 <= box["y"] < seen["areaBottom"] - 20, (
+            f"{case}: {target} is at y={box['y']:.0f}, outside the visible part of {tab} "
+            f"({seen['areaTop']:.0f} to {seen['areaBottom']:.0f}); scroll done: {seen['fragment']}")
+    finally:
+        context.close()
