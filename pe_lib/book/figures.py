@@ -17,12 +17,14 @@ A chapter ends a figure cell with ``pe_lib.show(fig, alt="...")``. That displays
 from __future__ import annotations
 
 import base64
+import copy
 import io
 
 import numpy as np
 from matplotlib.collections import Collection
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.patches import Rectangle
 
 # The book's text column is about 760 CSS pixels wide; a wider figure would be shrunk, and its text
@@ -140,6 +142,130 @@ def _png(fig: Figure, dpi: float) -> bytes:
     return encode_png(rgba)
 
 
+# ---- the phone rendering ----------------------------------------------------------------------------
+# A phone's text column is about 340 CSS px (measured: 342 px at 390 px, 312 px at 360 px, pydata theme).
+# The smallest text of notebooks/matplotlibrc (10 pt at 100 dpi, 13.9 designed px) stays at 10 CSS px or
+# more where a figure designed PHONE_WIDTH_PX wide is shown at least 0.72 x that: from a 303 px column on.
+PHONE_WIDTH_PX = 420
+PHONE_LAYOUTS = ("stack", "keep")
+# a phone panel keeps the desktop panel's height, shrunk towards the narrower width, but by no more than this
+PHONE_MIN_HEIGHT_SHARE = 0.8
+
+
+def _cells(fig: Figure):
+    """The figure's panels as cells of one grid: ``(grid, {(rows, cols): [subplot specs]})``, or ``None``.
+
+    Every axes that has a subplot spec belongs to the cell of its topmost spec (a colorbar made beside a
+    panel without a layout engine sits in a grid nested in the panel's cell). Axes without a spec follow
+    their panel (a colorbar of constrained layout, an inset); any other, placed by hand, makes the
+    figure impossible to re-flow: ``None``.
+    """
+    grid, cells = None, {}
+    for ax in fig.axes:
+        spec = ax.get_subplotspec()
+        if spec is None:
+            if hasattr(ax, "_colorbar") or ax.get_axes_locator() is not None:
+                continue
+            return None
+        top = spec.get_topmost_subplotspec()
+        if grid is None:
+            grid = top.get_gridspec()
+        elif top.get_gridspec() is not grid:
+            return None
+        key = ((top.rowspan.start, top.rowspan.stop), (top.colspan.start, top.colspan.stop))
+        cells.setdefault(key, []).append(spec)
+    return (grid, cells) if grid is not None else None
+
+
+def _stack(fig: Figure, grid, cells: dict) -> int:
+    """Move the figure's cells into one column, in reading order (row by row); returns their number."""
+    from matplotlib.gridspec import GridSpec, GridSpecFromSubplotSpec
+
+    order = sorted(cells)
+    column = GridSpec(len(order), 1, figure=fig)
+    for i, key in enumerate(order):
+        for spec in cells[key]:
+            new = column[i, 0]
+            gs = spec.get_gridspec()
+            if isinstance(gs, GridSpecFromSubplotSpec):  # nested in the cell: move the grid's own cell
+                while isinstance(gs._subplot_spec.get_gridspec(), GridSpecFromSubplotSpec):  # no public getter
+                    gs = gs._subplot_spec.get_gridspec()
+                gs._subplot_spec = new  # the nested grid reads it whenever it is laid out
+            else:
+                for ax in fig.axes:
+                    if ax.get_subplotspec() is spec:
+                        ax.set_subplotspec(new)
+    # side by side, panels that share an axis showed its tick labels once; one above the other, each needs them
+    for ax in fig.axes:
+        if len(ax.get_shared_y_axes().get_siblings(ax)) > 1:
+            ax.yaxis.set_tick_params(which="both", labelleft=True)
+        if len(ax.get_shared_x_axes().get_siblings(ax)) > 1:
+            ax.xaxis.set_tick_params(which="both", labelbottom=True)
+    return len(order)
+
+
+def phone_figure(fig: Figure, phone=None) -> Figure | None:
+    """A copy of ``fig`` laid out for a phone's text column, or ``None`` if ``fig`` already fits one.
+
+    ``fig`` itself is never changed. The copy is ``PHONE_WIDTH_PX`` (420) designed pixels wide, so its
+    10 pt labels are at least 10 CSS px in a phone's column of 303 px or more. ``phone``:
+
+    * ``None`` (default): panels side by side (a grid of more than one column) are stacked in one
+      column in reading order ("stack"); a figure of one column, or with axes placed by hand, keeps its
+      layout ("keep"). A figure at most ``PHONE_WIDTH_PX`` wide gets no copy (``None`` is returned).
+    * ``"stack"`` / ``"keep"``: that layout, whatever the figure's grid.
+    * ``(width, height)`` in inches: the default layout at this size (width at most
+      ``PHONE_WIDTH_PX / dpi``).
+
+    A stacked panel is ``PHONE_WIDTH_PX`` wide and as tall as the desktop panel scaled by its change of
+    width, between ``PHONE_MIN_HEIGHT_SHARE`` (0.8) and 1 times the desktop panel's height; a kept
+    layout scales the figure's height the same way. The copy is laid out by matplotlib's constrained
+    layout (tight layout where a colorbar needs it).
+    """
+    size = None
+    if isinstance(phone, tuple):
+        if len(phone) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in phone):
+            raise ValueError(f"phone as a size must be (width, height) in inches, both positive, got {phone!r}")
+        if phone[0] * fig.dpi > PHONE_WIDTH_PX + 0.5:
+            raise ValueError(
+                f"phone width {phone[0]:g} in is {phone[0] * fig.dpi:.0f} px at dpi {fig.dpi:g}; a phone's column "
+                f"holds {PHONE_WIDTH_PX} px: at most {PHONE_WIDTH_PX / fig.dpi:.2f} inches"
+            )
+        size, phone = (float(phone[0]), float(phone[1])), None
+    elif phone is not None and phone not in PHONE_LAYOUTS:
+        raise ValueError(f"phone must be None, one of {PHONE_LAYOUTS} or (width, height) in inches, got {phone!r}")
+    w_in, h_in = fig.get_size_inches()
+    if size is None and phone is None and w_in * fig.dpi <= PHONE_WIDTH_PX + 0.5:
+        return None
+    small = copy.deepcopy(fig)
+    if small.canvas.manager is not None:  # a copy of a pyplot figure joins pyplot's figures: not to be shown
+        import matplotlib.pyplot as plt
+
+        plt.close(small)
+    width = PHONE_WIDTH_PX / fig.dpi
+    found = _cells(small)
+    stack = phone == "stack" or (phone is None and found is not None and found[0].ncols > 1)
+    if stack and found is None:
+        raise ValueError("phone='stack' needs every axes in one grid of subplots; this figure has axes placed by hand")
+    if stack:
+        grid, cells = found
+        n = _stack(small, grid, cells)
+        cell_w, cell_h = w_in / grid.ncols, h_in / grid.nrows
+        height = n * cell_h * min(1.0, max(PHONE_MIN_HEIGHT_SHARE, width / cell_w))
+    else:
+        height = h_in * min(1.0, max(PHONE_MIN_HEIGHT_SHARE, width / w_in))
+    small.set_size_inches(*(size or (width, height)))
+    if not isinstance(small.get_layout_engine(), ConstrainedLayoutEngine):
+        try:
+            small.set_layout_engine("constrained")
+        except RuntimeError:  # colorbars made for a grid (tight layout, or none): that engine's kind
+            small.set_layout_engine("tight")
+    # the first layout of moved panels starts from the desktop's colorbar positions and comes out too
+    # narrow on the left; a second one (this draw, then the PNG's) starts from a phone layout and settles
+    small.draw_without_rendering()
+    return small
+
+
 class ShownFigure:
     """A figure as :func:`show` displays it: ``bundle`` (2x PNG, digest) and ``metadata`` (size, alt).
 
@@ -154,7 +280,7 @@ class ShownFigure:
         return dict(self.bundle), {k: dict(v) for k, v in self.metadata.items()}
 
 
-def shown(fig: Figure, *, alt: str) -> ShownFigure:
+def shown(fig: Figure, *, alt: str, phone=None) -> ShownFigure:
     """What :func:`show` displays, as an object: pass it to ``myst_nb.glue`` to reuse a figure on a page.
 
     Checks ``fig`` and ``alt`` as :func:`show` does. Returns a :class:`ShownFigure`.
@@ -172,10 +298,17 @@ def shown(fig: Figure, *, alt: str) -> ShownFigure:
     png = base64.b64encode(_png(fig, RESOLUTION * fig.dpi)).decode("ascii")
     bundle = {"image/png": png, "text/plain": figure_digest(fig)}
     metadata = {"image/png": {"width": int(w), "height": int(h), "alt": " ".join(alt.split())}}
+    small = phone_figure(fig, phone)
+    if small is not None:
+        pw, ph = (small.get_size_inches() * small.dpi).round().astype(int)
+        metadata["image/png"]["phone"] = {
+            "png": base64.b64encode(_png(small, RESOLUTION * small.dpi)).decode("ascii"),
+            "width": int(pw), "height": int(ph),
+        }
     return ShownFigure(bundle, metadata)
 
 
-def show(fig: Figure, *, alt: str) -> None:
+def show(fig: Figure, *, alt: str, phone=None) -> None:
     """Display ``fig`` in a notebook as a 2x PNG with ``alt`` text and its :func:`figure_digest`.
 
     ``alt``: what the figure shows, in a sentence or two, for readers who cannot see it (not a
@@ -184,7 +317,7 @@ def show(fig: Figure, *, alt: str) -> None:
     """
     from IPython.display import display  # only notebooks call this
 
-    figure = shown(fig, alt=alt)
+    figure = shown(fig, alt=alt, phone=phone)
     display(figure.bundle, raw=True, metadata=figure.metadata)
     if fig.canvas.manager is not None:  # made by pyplot: close it, or the inline backend shows it again
         import matplotlib.pyplot as plt
