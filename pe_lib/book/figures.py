@@ -19,6 +19,8 @@ from __future__ import annotations
 import base64
 import copy
 import io
+import re
+import warnings
 
 import numpy as np
 from matplotlib.collections import Collection
@@ -150,6 +152,8 @@ PHONE_WIDTH_PX = 420
 PHONE_LAYOUTS = ("stack", "keep")
 # a phone panel keeps the desktop panel's height, shrunk towards the narrower width, but by no more than this
 PHONE_MIN_HEIGHT_SHARE = 0.8
+# ... and grows by these factors, in turn, while constrained layout finds no room for the panels
+PHONE_HEIGHT_GROWTH = (1.0, 1.25, 1.5, 2.0)
 
 
 def _cells(fig: Figure):
@@ -177,15 +181,16 @@ def _cells(fig: Figure):
     return (grid, cells) if grid is not None else None
 
 
-def _stack(fig: Figure, grid, cells: dict) -> int:
-    """Move the figure's cells into one column, in reading order (row by row); returns their number."""
+def _stack(fig: Figure, grid, cells: dict, columns: int = 1) -> int:
+    """Move the figure's cells into ``columns`` columns, in reading order (row by row); returns the rows."""
     from matplotlib.gridspec import GridSpec, GridSpecFromSubplotSpec
 
     order = sorted(cells)
-    column = GridSpec(len(order), 1, figure=fig)
+    rows = -(-len(order) // columns)
+    column = GridSpec(rows, columns, figure=fig)
     for i, key in enumerate(order):
         for spec in cells[key]:
-            new = column[i, 0]
+            new = column[i // columns, i % columns]
             gs = spec.get_gridspec()
             if isinstance(gs, GridSpecFromSubplotSpec):  # nested in the cell: move the grid's own cell
                 while isinstance(gs._subplot_spec.get_gridspec(), GridSpecFromSubplotSpec):  # no public getter
@@ -201,7 +206,7 @@ def _stack(fig: Figure, grid, cells: dict) -> int:
             ax.yaxis.set_tick_params(which="both", labelleft=True)
         if len(ax.get_shared_x_axes().get_siblings(ax)) > 1:
             ax.xaxis.set_tick_params(which="both", labelbottom=True)
-    return len(order)
+    return rows
 
 
 def phone_figure(fig: Figure, phone=None) -> Figure | None:
@@ -216,6 +221,8 @@ def phone_figure(fig: Figure, phone=None) -> Figure | None:
     * ``"stack"`` / ``"keep"``: that layout, whatever the figure's grid.
     * ``(width, height)`` in inches: the default layout at this size (width at most
       ``PHONE_WIDTH_PX / dpi``).
+    * ``2`` (or another number of columns): the panels re-flowed into a grid of that many columns
+      (four clocks side by side become two rows of two).
 
     A stacked panel is ``PHONE_WIDTH_PX`` wide and as tall as the desktop panel scaled by its change of
     width, between ``PHONE_MIN_HEIGHT_SHARE`` (0.8) and 1 times the desktop panel's height; a kept
@@ -232,8 +239,13 @@ def phone_figure(fig: Figure, phone=None) -> Figure | None:
                 f"holds {PHONE_WIDTH_PX} px: at most {PHONE_WIDTH_PX / fig.dpi:.2f} inches"
             )
         size, phone = (float(phone[0]), float(phone[1])), None
-    elif phone is not None and phone not in PHONE_LAYOUTS:
-        raise ValueError(f"phone must be None, one of {PHONE_LAYOUTS} or (width, height) in inches, got {phone!r}")
+    elif isinstance(phone, int) and not isinstance(phone, bool):
+        if not 1 <= phone <= 3:
+            raise ValueError(f"phone as a number of columns must be 1, 2 or 3, got {phone}")
+    elif phone is not None and not (isinstance(phone, str) and phone in PHONE_LAYOUTS):
+        raise ValueError(
+            f"phone must be None, one of {PHONE_LAYOUTS}, a number of columns or (width, height) in inches, "
+            f"got {phone!r}")
     w_in, h_in = fig.get_size_inches()
     if size is None and phone is None and w_in * fig.dpi <= PHONE_WIDTH_PX + 0.5:
         return None
@@ -244,26 +256,143 @@ def phone_figure(fig: Figure, phone=None) -> Figure | None:
         plt.close(small)
     width = PHONE_WIDTH_PX / fig.dpi
     found = _cells(small)
-    stack = phone == "stack" or (phone is None and found is not None and found[0].ncols > 1)
+    columns = phone if isinstance(phone, int) else 1
+    stack = phone == "stack" or isinstance(phone, int) or (phone is None and found is not None and found[0].ncols > 1)
     if stack and found is None:
-        raise ValueError("phone='stack' needs every axes in one grid of subplots; this figure has axes placed by hand")
+        raise ValueError(f"phone={phone!r} needs every axes in one grid of subplots; this figure has axes placed by "
+                         "hand")
     if stack:
         grid, cells = found
-        n = _stack(small, grid, cells)
+        rows = _stack(small, grid, cells, columns)
         cell_w, cell_h = w_in / grid.ncols, h_in / grid.nrows
-        height = n * cell_h * min(1.0, max(PHONE_MIN_HEIGHT_SHARE, width / cell_w))
+        height = rows * cell_h * min(1.0, max(PHONE_MIN_HEIGHT_SHARE, width / columns / cell_w))
     else:
         height = h_in * min(1.0, max(PHONE_MIN_HEIGHT_SHARE, width / w_in))
-    small.set_size_inches(*(size or (width, height)))
+    width, height = size or (width, height)
     if not isinstance(small.get_layout_engine(), ConstrainedLayoutEngine):
         try:
             small.set_layout_engine("constrained")
         except RuntimeError:  # colorbars made for a grid (tight layout, or none): that engine's kind
             small.set_layout_engine("tight")
-    # the first layout of moved panels starts from the desktop's colorbar positions and comes out too
-    # narrow on the left; a second one (this draw, then the PNG's) starts from a phone layout and settles
-    small.draw_without_rendering()
-    return small
+    for grow in PHONE_HEIGHT_GROWTH:  # taller while the labels and legends leave the panels no room
+        small.set_size_inches(width, height * grow)
+        with warnings.catch_warnings():  # the layouts on the way (a legend still too wide, say) are not the result
+            warnings.simplefilter("ignore")
+            _fit_texts(small)
+        # the first layout of moved panels starts from the desktop's colorbar positions and comes out too
+        # narrow on the left; a second one (this draw, then the PNG's) starts from a phone layout
+        if not _collapses(small):
+            return small
+    raise ValueError(
+        f"the phone layout of this figure ({width:.2f} x {height:.2f} in, up to {PHONE_HEIGHT_GROWTH[-1]:g} times "
+        f"as tall) leaves its panels no room: pass phone=(width, height) in inches, or phone='keep'")
+
+
+def _fit_texts(fig: Figure) -> None:
+    """Long titles and axis labels break into lines, a legend wider than the figure gets fewer columns,
+    and automatic ticks whose labels collide are thinned.
+
+    A title written for a 760 px figure can be wider than 420 px; constrained layout makes room for
+    the lines of a broken title. A legend of several columns (above the panels, say) would be cut.
+    """
+    width = fig.get_size_inches()[0] * fig.dpi
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    for legend in legends:  # the most columns that fit
+        while legend._ncols > 1 and (_collapses(fig) or legend.get_window_extent().width > width):
+            _legend_columns(legend, legend._ncols - 1)
+    fig.draw_without_rendering()
+    box = fig.bbox
+    for text in [fig._suptitle, fig._supxlabel, fig._supylabel]:
+        if text is not None:
+            _wrap(text, 0.96 * (box.height if text is fig._supylabel else box.width))
+    for ax in fig.axes:
+        panel = ax.get_window_extent()  # at least half the figure: a panel squeezed by a long title gets room
+        for text in (ax.title, ax._left_title, ax._right_title, ax.xaxis.label):
+            _wrap(text, 0.96 * min(box.width, max(0.5 * box.width, 1.1 * panel.width)))
+        _wrap(ax.yaxis.label, 0.96 * min(box.height, max(0.5 * box.height, 1.1 * panel.height)))
+    fig.draw_without_rendering()
+    _thin_ticks(fig)
+
+
+def _wrap(text, limit: float) -> None:
+    """Break ``text`` into lines at spaces outside ``$math$`` so that each line is at most ``limit`` px long.
+
+    (matplotlib's own ``wrap=True`` breaks inside mathtext too, which then shows as raw TeX.)
+    """
+    original = text.get_text()
+    along = "height" if abs(text.get_rotation() % 180 - 90) < 1 else "width"
+    if getattr(text.get_window_extent(), along) <= limit:
+        return
+    lines = []
+    for given in original.split("\n"):  # the chapter's own line breaks stay
+        words = re.findall(r"(?:\$[^$]*\$|\S)+", given)
+        line = words[0] if words else ""
+        for word in words[1:]:
+            text.set_text(f"{line} {word}")
+            if getattr(text.get_window_extent(), along) > limit:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}"
+        lines.append(line)
+    text.set_text("\n".join(lines))
+
+
+def _labels_overlap(axis) -> bool:
+    """Whether two neighbouring tick labels of ``axis`` (as last drawn) overlap or come within 2 px."""
+    boxes = [t.get_window_extent() for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
+    lo, hi = ("x0", "x1") if axis.axis_name == "x" else ("y0", "y1")
+    boxes.sort(key=lambda b: getattr(b, lo))
+    return any(getattr(b, lo) < getattr(a, hi) + 2 for a, b in zip(boxes[:-1], boxes[1:], strict=True))
+
+
+def _thin_ticks(fig: Figure) -> None:
+    """Fewer ticks on an axis whose automatic tick labels collide in the narrower figure.
+
+    matplotlib picks the number of automatic ticks from the axis's length and the font size, not from
+    the labels' width: six-digit labels on a 360 px axis touch. Ticks placed by the chapter stay.
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            locator = axis.get_major_locator()
+            if not isinstance(locator, MaxNLocator):
+                continue
+            for nbins in range(len(axis.get_majorticklocs()) - 2, 1, -1):
+                if not _labels_overlap(axis):
+                    break
+                locator.set_params(nbins=nbins)
+                fig.draw_without_rendering()
+
+
+def _legend_columns(legend, n: int) -> None:
+    """Re-pack a legend's entries (in their order, column by column) into ``n`` columns.
+
+    matplotlib has no setter for a legend's columns once it is made; its entries sit in one box per
+    column inside ``_legend_handle_box``, which this re-fills as the legend's constructor would.
+    """
+    from matplotlib.offsetbox import VPacker
+
+    columns = legend._legend_handle_box.get_children()
+    items = [item for column in columns for item in column.get_children()]
+    per, extra = divmod(len(items), n)  # the first `extra` columns get one entry more, as in Legend
+    bounds = np.cumsum([0] + [per + (i < extra) for i in range(n)])
+    legend._legend_handle_box.get_children()[:] = [
+        VPacker(pad=0, sep=columns[0].sep, align=columns[0].align, children=items[a:b])
+        for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+    legend._ncols = n
+
+
+def _collapses(fig: Figure) -> bool:
+    """Lay ``fig`` out (a draw without pixels); whether constrained layout found no room for the panels."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fig.draw_without_rendering()
+    for w in caught:
+        if "collapsed" not in str(w.message):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return any("collapsed" in str(w.message) for w in caught)
 
 
 class ShownFigure:
