@@ -25,6 +25,7 @@ import warnings
 import numpy as np
 from matplotlib.collections import Collection
 from matplotlib.figure import Figure
+from matplotlib.gridspec import GridSpecFromSubplotSpec
 from matplotlib.image import AxesImage
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.patches import Rectangle
@@ -183,7 +184,7 @@ def _cells(fig: Figure):
 
 def _stack(fig: Figure, grid, cells: dict, columns: int = 1) -> int:
     """Move the figure's cells into ``columns`` columns, in reading order (row by row); returns the rows."""
-    from matplotlib.gridspec import GridSpec, GridSpecFromSubplotSpec
+    from matplotlib.gridspec import GridSpec
 
     order = sorted(cells)
     rows = -(-len(order) // columns)
@@ -269,7 +270,12 @@ def phone_figure(fig: Figure, phone=None) -> Figure | None:
     else:
         height = h_in * min(1.0, max(PHONE_MIN_HEIGHT_SHARE, width / w_in))
     width, height = size or (width, height)
-    if not isinstance(small.get_layout_engine(), ConstrainedLayoutEngine):
+    nested = any(isinstance(ax.get_gridspec(), GridSpecFromSubplotSpec) for ax in small.axes if ax.get_subplotspec())
+    if found is None and small.get_layout_engine() is None:
+        pass  # axes placed by hand stay where they were put
+    elif nested and not isinstance(small.get_layout_engine(), ConstrainedLayoutEngine):
+        small.set_layout_engine("tight")  # colorbars in grids nested in their panel's cell: constrained layout fails
+    elif not isinstance(small.get_layout_engine(), ConstrainedLayoutEngine):
         try:
             small.set_layout_engine("constrained")
         except RuntimeError:  # colorbars made for a grid (tight layout, or none): that engine's kind
@@ -300,16 +306,22 @@ def _fit_texts(fig: Figure) -> None:
     for legend in legends:  # the most columns that fit
         while legend._ncols > 1 and (_collapses(fig) or legend.get_window_extent().width > width):
             _legend_columns(legend, legend._ncols - 1)
-    fig.draw_without_rendering()
     box = fig.bbox
-    for text in [fig._suptitle, fig._supxlabel, fig._supylabel]:
-        if text is not None:
-            _wrap(text, 0.96 * (box.height if text is fig._supylabel else box.width))
-    for ax in fig.axes:
-        panel = ax.get_window_extent()  # at least half the figure: a panel squeezed by a long title gets room
-        for text in (ax.title, ax._left_title, ax._right_title, ax.xaxis.label):
-            _wrap(text, 0.96 * min(box.width, max(0.5 * box.width, 1.1 * panel.width)))
-        _wrap(ax.yaxis.label, 0.96 * min(box.height, max(0.5 * box.height, 1.1 * panel.height)))
+    for _ in range(2):  # again once the layout has made room for the broken lines (the panels moved)
+        fig.draw_without_rendering()
+        for text in [fig._suptitle, fig._supxlabel, fig._supylabel]:
+            if text is not None:
+                _wrap(text, 0.96 * (box.height if text is fig._supylabel else box.width))
+        for ax in fig.axes:  # a centred text may reach twice as far as its centre is from the nearer edge
+            panel = ax.get_window_extent()
+            cx, cy = (panel.x0 + panel.x1) / 2, (panel.y0 + panel.y1) / 2
+            across = 2 * max(0.25 * box.width, min(cx - box.x0, box.x1 - cx))
+            up = 2 * max(0.25 * box.height, min(cy - box.y0, box.y1 - cy))
+            for text in (ax.title, ax.xaxis.label):
+                _wrap(text, 0.96 * across)
+            _wrap(ax._left_title, 0.96 * (box.x1 - panel.x0))
+            _wrap(ax._right_title, 0.96 * (panel.x1 - box.x0))
+            _wrap(ax.yaxis.label, 0.96 * up)
     fig.draw_without_rendering()
     _thin_ticks(fig)
 
