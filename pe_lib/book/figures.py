@@ -7,6 +7,12 @@ A chapter ends a figure cell with ``pe_lib.show(fig, alt="...")``. That displays
   an adaptive palette of 256 colours when that reproduces the drawing almost exactly (line plots,
   heat maps of one colour map: their other colours are anti-aliasing blends), about a third of the
   bytes of full colour; otherwise full colour, losslessly (:func:`encode_png`);
+* ``phone`` in the output metadata (``metadata["image/png"]["phone"]``: a 2x PNG, ``width``,
+  ``height``): the same figure laid out for a phone's text column, 420 px wide with the same fonts,
+  its panels stacked (:func:`phone_figure`), for a figure wider than that. The website shows it on
+  narrow screens instead of the desktop image (``_ext/book_figures.py``), so that no text in a
+  figure is smaller than 10 CSS px there either (issue 19). nbval does not compare output metadata
+  and JupyterLab ignores the key;
 * ``alt`` in the output metadata: ``tools/execute.py`` copies it into the cell's
   ``mystnb.image.alt``, which myst-nb writes into the page's ``<img alt=...>``;
 * ``text/plain``: :func:`figure_digest`, a rounded summary of every number the figure draws.
@@ -306,35 +312,40 @@ def _fit_texts(fig: Figure) -> None:
     for legend in legends:  # the most columns that fit
         while legend._ncols > 1 and (_collapses(fig) or legend.get_window_extent().width > width):
             _legend_columns(legend, legend._ncols - 1)
-    box = fig.bbox
+    box, broken = fig.bbox, True
     for _ in range(2):  # again once the layout has made room for the broken lines (the panels moved)
+        if not broken:
+            break
         fig.draw_without_rendering()
+        broken = False
         for text in [fig._suptitle, fig._supxlabel, fig._supylabel]:
             if text is not None:
-                _wrap(text, 0.96 * (box.height if text is fig._supylabel else box.width))
+                broken |= _wrap(text, 0.96 * (box.height if text is fig._supylabel else box.width))
         for ax in fig.axes:  # a centred text may reach twice as far as its centre is from the nearer edge
             panel = ax.get_window_extent()
             cx, cy = (panel.x0 + panel.x1) / 2, (panel.y0 + panel.y1) / 2
             across = 2 * max(0.25 * box.width, min(cx - box.x0, box.x1 - cx))
             up = 2 * max(0.25 * box.height, min(cy - box.y0, box.y1 - cy))
             for text in (ax.title, ax.xaxis.label):
-                _wrap(text, 0.96 * across)
-            _wrap(ax._left_title, 0.96 * (box.x1 - panel.x0))
-            _wrap(ax._right_title, 0.96 * (panel.x1 - box.x0))
-            _wrap(ax.yaxis.label, 0.96 * up)
-    fig.draw_without_rendering()
+                broken |= _wrap(text, 0.96 * across)
+            broken |= _wrap(ax._left_title, 0.96 * (box.x1 - panel.x0))
+            broken |= _wrap(ax._right_title, 0.96 * (panel.x1 - box.x0))
+            broken |= _wrap(ax.yaxis.label, 0.96 * up)
+    if broken:  # each draw costs about as much as the PNG's: only when something changed
+        fig.draw_without_rendering()
     _thin_ticks(fig)
 
 
-def _wrap(text, limit: float) -> None:
+def _wrap(text, limit: float) -> bool:
     """Break ``text`` into lines at spaces outside ``$math$`` so that each line is at most ``limit`` px long.
 
-    (matplotlib's own ``wrap=True`` breaks inside mathtext too, which then shows as raw TeX.)
+    (matplotlib's own ``wrap=True`` breaks inside mathtext too, which then shows as raw TeX.) Returns
+    whether the text changed.
     """
     original = text.get_text()
     along = "height" if abs(text.get_rotation() % 180 - 90) < 1 else "width"
     if getattr(text.get_window_extent(), along) <= limit:
-        return
+        return False
     lines = []
     for given in original.split("\n"):  # the chapter's own line breaks stay
         words = re.findall(r"(?:\$[^$]*\$|\S)+", given)
@@ -348,6 +359,7 @@ def _wrap(text, limit: float) -> None:
                 line = f"{line} {word}"
         lines.append(line)
     text.set_text("\n".join(lines))
+    return text.get_text() != original
 
 
 def _labels_overlap(axis) -> bool:
@@ -424,7 +436,7 @@ class ShownFigure:
 def shown(fig: Figure, *, alt: str, phone=None) -> ShownFigure:
     """What :func:`show` displays, as an object: pass it to ``myst_nb.glue`` to reuse a figure on a page.
 
-    Checks ``fig`` and ``alt`` as :func:`show` does. Returns a :class:`ShownFigure`.
+    Checks ``fig``, ``alt`` and ``phone`` as :func:`show` does. Returns a :class:`ShownFigure`.
     """
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
@@ -454,7 +466,9 @@ def show(fig: Figure, *, alt: str, phone=None) -> None:
 
     ``alt``: what the figure shows, in a sentence or two, for readers who cannot see it (not a
     file name). The figure must fit the text column: at most ``MAX_WIDTH_PX`` (760) pixels wide at
-    its dpi. A figure made with ``pyplot`` is closed afterwards so that it is not shown twice.
+    its dpi. ``phone``: how the phone rendering is laid out where the default does not look right
+    (see :func:`phone_figure`: ``"stack"``, ``"keep"``, a number of columns, or ``(width, height)``
+    in inches). A figure made with ``pyplot`` is closed afterwards so that it is not shown twice.
     """
     from IPython.display import display  # only notebooks call this
 

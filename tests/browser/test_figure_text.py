@@ -16,13 +16,17 @@ on a 390 px phone (median 6.2 px).
 from __future__ import annotations
 
 import re
+import struct
 
 import pytest
+from bs4 import BeautifulSoup
 from site_helpers import PHONE, ROOT, new_context, open_page, toc_docnames
 
 pytestmark = pytest.mark.browser
 
 MIN_TEXT_PX = 10
+PHONE_WIDTH_PX = 420  # pe_lib.book.figures.PHONE_WIDTH_PX: a wider figure has a phone rendering
+PHONE_MEDIA = "(max-width: 600px)"  # _ext/book_figures.py
 DESKTOP = {"width": 1366, "height": 900}
 # the designed width: the style's, unless a <picture> swapped in another file (a phone rendering), whose
 # PNG holds twice its designed width
@@ -88,3 +92,56 @@ def test_figure_text_is_at_least_10_css_px(figure_text_px, viewport, record_prop
 def test_the_figure_text_check_can_fail():
     assert _too_small({"a": [("x.png", 9.9), ("y.png", 10.0)]}) == ["a: x.png 9.9 px"]
     assert _smallest_font_px() == pytest.approx(10 * 100 / 72)  # xtick.labelsize 10 at figure.dpi 100
+
+
+def _png_width(path) -> int:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", path
+    return struct.unpack(">I", head[16:20])[0]
+
+
+def test_every_figure_wider_than_a_phone_has_a_phone_rendering(book_html):
+    """In the built pages: each figure wider than 420 px sits in a <picture> whose <source>, for narrow
+    screens, is a 2x PNG as wide as its width attribute says, at most 420 px; narrower ones need none."""
+    problems, pictures = [], 0
+    for docname in toc_docnames():
+        page = BeautifulSoup((book_html / f"{docname}.html").read_text(encoding="utf-8"), "html.parser")
+        for img in page.select(".bd-article figure.book-figure img"):
+            width = float(re.search(r"width:\s*([\d.]+)px", img.get("style", "")).group(1))
+            picture = img.find_parent("picture")
+            if width <= PHONE_WIDTH_PX:
+                continue
+            source = picture and picture.find("source")
+            if source is None:
+                problems.append(f"{docname}: {img['src']} ({width:g} px) has no phone rendering")
+                continue
+            pictures += 1
+            file = (book_html / docname).parent / source["srcset"]
+            designed = int(source["width"])
+            if source.get("media") != PHONE_MEDIA or not file.is_file():
+                problems.append(f"{docname}: {source} (media or file wrong)")
+            elif designed > PHONE_WIDTH_PX or _png_width(file) != 2 * designed:
+                problems.append(f"{docname}: {source['srcset']} is {_png_width(file)} px for {designed} px")
+    assert pictures >= 40 and not problems, f"{pictures} pictures; " + "; ".join(problems)
+
+
+@pytest.mark.parametrize("viewport", [pytest.param(DESKTOP, id="desktop"), pytest.param(PHONE, id="phone")])
+def test_a_reader_downloads_only_the_rendering_for_their_screen(browser, site, book_html, viewport):
+    """Chapter 4 (ten figures) and the introduction (a figure pasted from chapter 3): a phone fetches the
+    phone PNGs and no desktop PNG of a figure that has one; a desktop fetches none of the phone PNGs."""
+    context = new_context(browser, viewport=viewport)
+    try:
+        for docname in ("notebooks/04_visualizing", "book/intro"):
+            page = BeautifulSoup((book_html / f"{docname}.html").read_text(encoding="utf-8"), "html.parser")
+            pairs = [(p.find("img")["src"].split("/")[-1], p.find("source")["srcset"].split("/")[-1])
+                     for p in page.select(".bd-article picture")]
+            assert pairs, f"{docname}: no <picture>"
+            visit = open_page(browser, site, f"{docname}.html", context=context)
+            fetched = {url.split("/")[-1] for url, _, _ in visit.responses if "/_images/" in url}
+            visit.close()
+            desktop, phone = ({d for d, _ in pairs}, {p for _, p in pairs})
+            wanted, unwanted = (phone, desktop) if viewport is PHONE else (desktop, phone)
+            assert wanted <= fetched, f"{docname} at {viewport['width']} px: missing {wanted - fetched}"
+            assert not unwanted & fetched, f"{docname} at {viewport['width']} px: also {unwanted & fetched}"
+    finally:
+        context.close()
