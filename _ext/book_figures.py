@@ -59,7 +59,7 @@ def _phone_renderings(env, docname: str) -> dict[str, dict]:
     for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
         for output in cell.get("outputs", []):
             phone = output.get("metadata", {}).get("image/png", {}).get("phone")
-            if phone:
+            if phone and "image/png" in output.get("data", {}):  # not a figure glued for another page
                 png = "".join(output["data"]["image/png"])
                 found[hashlib.sha256(base64.b64decode(png)).hexdigest()] = phone
     return found
