@@ -159,6 +159,8 @@ PHONE_WIDTH_PX = 420
 PHONE_LAYOUTS = ("stack", "keep")
 # a phone panel keeps the desktop panel's height, shrunk towards the narrower width, but by no more than this
 PHONE_MIN_HEIGHT_SHARE = 0.8
+# a one-panel figure's legend larger than this share of the panel moves below it (it would cover the data)
+PHONE_LEGEND_SHARE = 0.12
 # ... and grows by these factors, in turn, while constrained layout finds no room for the panels
 PHONE_HEIGHT_GROWTH = (1.0, 1.25, 1.5, 2.0)
 
@@ -307,11 +309,16 @@ def _fit_texts(fig: Figure) -> None:
     A title written for a 760 px figure can be wider than 420 px; constrained layout makes room for
     the lines of a broken title. A legend of several columns (above the panels, say) would be cut.
     """
+    moved = _legend_below(fig)
     width = fig.get_size_inches()[0] * fig.dpi
     legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
     for legend in legends:  # the most columns that fit
         while legend._ncols > 1 and (_collapses(fig) or legend.get_window_extent().width > width):
             _legend_columns(legend, legend._ncols - 1)
+    if moved is not None:  # the figure grows by the legend's height, so that the panel keeps its own
+        fig.draw_without_rendering()
+        w, h = fig.get_size_inches()
+        fig.set_size_inches(w, h + moved.get_window_extent().height / fig.dpi)
     box, broken = fig.bbox, True
     for _ in range(2):  # again once the layout has made room for the broken lines (the panels moved)
         if not broken:
@@ -334,6 +341,31 @@ def _fit_texts(fig: Figure) -> None:
     if broken:  # each draw costs about as much as the PNG's: only when something changed
         fig.draw_without_rendering()
     _thin_ticks(fig)
+
+
+def _legend_below(fig: Figure):
+    """The legend of a one-panel figure, if it covers more than ``PHONE_LEGEND_SHARE`` of the panel,
+    moved below the panel (a figure legend that constrained layout makes room for). Returns it, or None.
+
+    On a desktop such a legend sits in the panel beside the data; in a panel half as wide it covers
+    the data. A legend the chapter anchored somewhere (``bbox_to_anchor``) stays where it was put.
+    """
+    panels = [ax for ax in fig.axes if not hasattr(ax, "_colorbar")]
+    if len(panels) != 1 or fig.legends or not isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
+        return None
+    ax = panels[0]
+    legend = ax.get_legend()
+    if legend is None or legend._bbox_to_anchor is not None:
+        return None
+    fig.draw_without_rendering()
+    inside, panel = legend.get_window_extent(), ax.get_window_extent()
+    if inside.width * inside.height <= PHONE_LEGEND_SHARE * panel.width * panel.height:
+        return None
+    handles, labels = legend.legend_handles, [t.get_text() for t in legend.get_texts()]
+    title = legend.get_title().get_text() or None
+    ncols = legend._ncols
+    legend.remove()
+    return fig.legend(handles, labels, loc="outside lower center", ncols=ncols, prop=legend.prop, title=title)
 
 
 def _wrap(text, limit: float) -> bool:

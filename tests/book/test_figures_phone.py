@@ -265,3 +265,27 @@ def test_other_warnings_of_the_layout_are_passed_on():
     fig.draw_without_rendering = lambda: warnings.warn("something else", UserWarning, stacklevel=1)
     with pytest.warns(UserWarning, match="something else"):
         assert figures._collapses(fig) is False
+
+
+def test_a_large_legend_of_a_one_panel_figure_moves_below_the_panel():
+    def one_panel(**legend_options):
+        fig = _panels(1, height=3.4)
+        for k in range(6):
+            fig.axes[0].plot([0, 1], [k, k + 1], label=f"curve number {k}")
+        fig.axes[0].legend(title="curves", **legend_options)
+        return fig
+
+    fig = one_panel()
+    small = figures.phone_figure(fig)
+    assert small.axes[0].get_legend() is None and len(small.legends) == 1
+    (legend,) = small.legends
+    assert [t.get_text() for t in legend.get_texts()] == [f"curve number {k}" for k in range(6)]
+    assert legend.get_title().get_text() == "curves"
+    assert legend.get_window_extent().y1 <= small.axes[0].get_window_extent().y0  # below the panel
+    assert small.get_size_inches()[1] > 3.4 * 0.8  # taller by the legend's height
+    assert fig.axes[0].get_legend() is not None and not fig.legends  # the desktop figure keeps its legend
+    # placed by the chapter, or small: it stays
+    assert figures.phone_figure(one_panel(bbox_to_anchor=(1, 1))).axes[0].get_legend() is not None
+    small_legend = _panels(1, height=3.4)
+    small_legend.axes[0].legend(["a"])
+    assert figures.phone_figure(small_legend).axes[0].get_legend() is not None
