@@ -131,8 +131,9 @@ def caption_figures(app, doctree, docname: str) -> None:
                 used.add(key)
             elif _designed_width(image) > PHONE_WIDTH_PX:
                 raise ExtensionError(
-                    f"{docname}: figure {count} ({image['uri']}) is {image.get('width')} wide and has no phone "
-                    "rendering: re-execute the chapter (tools/execute.py) so that pe_lib.show stores one")
+                    f"{docname}: figure {count} ({Path(image['uri']).name}) is {_designed_width(image):g} px wide "
+                    "and has no phone rendering: re-execute the chapter (tools/execute.py) so that pe_lib.show "
+                    "stores one")
         number = f"{chapter}.{count}" if chapter else str(count)
         figure = nodes.figure(classes=["book-figure"], ids=[f"figure-{number.replace('.', '-')}"])
         target.replace_self(figure)
