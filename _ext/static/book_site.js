@@ -60,9 +60,11 @@
     big.src = image.currentSrc || image.src;
     big.alt = image.alt;
     // the designed width (1x) is in the image's style (myst-nb passes pe_lib.show's width on), or
-    // its width attribute; the file holds up to twice as many pixels
-    const designed =
-      parseFloat(image.style.width) || Number(image.getAttribute("width")) || image.naturalWidth / 2;
+    // its width attribute; the file holds up to twice as many pixels. A phone rendering that a
+    // <picture> shows instead (book_figures.py) is a 2x PNG of its own designed width.
+    const swapped = image.currentSrc && image.currentSrc !== image.src;
+    const designed = swapped ? image.naturalWidth / 2
+      : parseFloat(image.style.width) || Number(image.getAttribute("width")) || image.naturalWidth / 2;
     const fits = window.innerWidth - 40; // the frame's padding and the card's
     big.style.width = `${Math.round(Math.max(designed, Math.min(image.naturalWidth, fits)))}px`;
     box.showModal();

@@ -7,6 +7,12 @@ A chapter ends a figure cell with ``pe_lib.show(fig, alt="...")``. That displays
   an adaptive palette of 256 colours when that reproduces the drawing almost exactly (line plots,
   heat maps of one colour map: their other colours are anti-aliasing blends), about a third of the
   bytes of full colour; otherwise full colour, losslessly (:func:`encode_png`);
+* ``phone`` in the output metadata (``metadata["image/png"]["phone"]``: a 2x PNG, ``width``,
+  ``height``): the same figure laid out for a phone's text column, 420 px wide with the same fonts,
+  its panels stacked (:func:`phone_figure`), for a figure wider than that. The website shows it on
+  narrow screens instead of the desktop image (``_ext/book_figures.py``), so that no text in a
+  figure is smaller than 10 CSS px there either (issue 19). nbval does not compare output metadata
+  and JupyterLab ignores the key;
 * ``alt`` in the output metadata: ``tools/execute.py`` copies it into the cell's
   ``mystnb.image.alt``, which myst-nb writes into the page's ``<img alt=...>``;
 * ``text/plain``: :func:`figure_digest`, a rounded summary of every number the figure draws.
@@ -17,12 +23,17 @@ A chapter ends a figure cell with ``pe_lib.show(fig, alt="...")``. That displays
 from __future__ import annotations
 
 import base64
+import copy
 import io
+import re
+import warnings
 
 import numpy as np
 from matplotlib.collections import Collection
 from matplotlib.figure import Figure
+from matplotlib.gridspec import GridSpecFromSubplotSpec
 from matplotlib.image import AxesImage
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.patches import Rectangle
 
 # The book's text column is about 760 CSS pixels wide; a wider figure would be shrunk, and its text
@@ -140,6 +151,306 @@ def _png(fig: Figure, dpi: float) -> bytes:
     return encode_png(rgba)
 
 
+# ---- the phone rendering ----------------------------------------------------------------------------
+# A phone's text column is about 340 CSS px (measured: 342 px at 390 px, 312 px at 360 px, pydata theme).
+# The smallest text of notebooks/matplotlibrc (10 pt at 100 dpi, 13.9 designed px) stays at 10 CSS px or
+# more where a figure designed PHONE_WIDTH_PX wide is shown at least 0.72 x that: from a 303 px column on.
+PHONE_WIDTH_PX = 420
+PHONE_LAYOUTS = ("stack", "keep")
+# a phone panel keeps the desktop panel's height, shrunk towards the narrower width, but by no more than this
+PHONE_MIN_HEIGHT_SHARE = 0.8
+# a one-panel figure's legend larger than this share of the panel moves below it (it would cover the data)
+PHONE_LEGEND_SHARE = 0.12
+# ... and grows by these factors, in turn, while constrained layout finds no room for the panels
+PHONE_HEIGHT_GROWTH = (1.0, 1.25, 1.5, 2.0)
+
+
+def _cells(fig: Figure):
+    """The figure's panels as cells of one grid: ``(grid, {(rows, cols): [subplot specs]})``, or ``None``.
+
+    Every axes that has a subplot spec belongs to the cell of its topmost spec (a colorbar made beside a
+    panel without a layout engine sits in a grid nested in the panel's cell). Axes without a spec follow
+    their panel (a colorbar of constrained layout, an inset); any other, placed by hand, makes the
+    figure impossible to re-flow: ``None``.
+    """
+    grid, cells = None, {}
+    for ax in fig.axes:
+        spec = ax.get_subplotspec()
+        if spec is None:
+            if hasattr(ax, "_colorbar") or ax.get_axes_locator() is not None:
+                continue
+            return None
+        top = spec.get_topmost_subplotspec()
+        if grid is None:
+            grid = top.get_gridspec()
+        elif top.get_gridspec() is not grid:
+            return None
+        key = ((top.rowspan.start, top.rowspan.stop), (top.colspan.start, top.colspan.stop))
+        cells.setdefault(key, []).append(spec)
+    return (grid, cells) if grid is not None else None
+
+
+def _stack(fig: Figure, grid, cells: dict, columns: int = 1) -> int:
+    """Move the figure's cells into ``columns`` columns, in reading order (row by row); returns the rows."""
+    from matplotlib.gridspec import GridSpec
+
+    order = sorted(cells)
+    rows = -(-len(order) // columns)
+    column = GridSpec(rows, columns, figure=fig)
+    for i, key in enumerate(order):
+        for spec in cells[key]:
+            new = column[i // columns, i % columns]
+            gs = spec.get_gridspec()
+            if isinstance(gs, GridSpecFromSubplotSpec):  # nested in the cell: move the grid's own cell
+                while isinstance(gs._subplot_spec.get_gridspec(), GridSpecFromSubplotSpec):  # no public getter
+                    gs = gs._subplot_spec.get_gridspec()
+                gs._subplot_spec = new  # the nested grid reads it whenever it is laid out
+            else:
+                for ax in fig.axes:
+                    if ax.get_subplotspec() is spec:
+                        ax.set_subplotspec(new)
+    # side by side, panels that share an axis showed its tick labels once; one above the other, each needs them
+    for ax in fig.axes:
+        if len(ax.get_shared_y_axes().get_siblings(ax)) > 1:
+            ax.yaxis.set_tick_params(which="both", labelleft=True)
+        if len(ax.get_shared_x_axes().get_siblings(ax)) > 1:
+            ax.xaxis.set_tick_params(which="both", labelbottom=True)
+    return rows
+
+
+def phone_figure(fig: Figure, phone=None) -> Figure | None:
+    """A copy of ``fig`` laid out for a phone's text column, or ``None`` if ``fig`` already fits one.
+
+    ``fig`` itself is never changed. The copy is ``PHONE_WIDTH_PX`` (420) designed pixels wide, so its
+    10 pt labels are at least 10 CSS px in a phone's column of 303 px or more. ``phone``:
+
+    * ``None`` (default): panels side by side (a grid of more than one column) are stacked in one
+      column in reading order ("stack"); a figure of one column, or with axes placed by hand, keeps its
+      layout ("keep"). A figure at most ``PHONE_WIDTH_PX`` wide gets no copy (``None`` is returned).
+    * ``"stack"`` / ``"keep"``: that layout, whatever the figure's grid.
+    * ``(width, height)`` in inches: the default layout at this size (width at most
+      ``PHONE_WIDTH_PX / dpi``).
+    * ``2`` (or another number of columns): the panels re-flowed into a grid of that many columns
+      (four clocks side by side become two rows of two).
+
+    A stacked panel is ``PHONE_WIDTH_PX`` wide and as tall as the desktop panel scaled by its change of
+    width, between ``PHONE_MIN_HEIGHT_SHARE`` (0.8) and 1 times the desktop panel's height; a kept
+    layout scales the figure's height the same way. The copy is laid out by matplotlib's constrained
+    layout (tight layout where a colorbar needs it).
+    """
+    size = None
+    if isinstance(phone, tuple):
+        if len(phone) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in phone):
+            raise ValueError(f"phone as a size must be (width, height) in inches, both positive, got {phone!r}")
+        if phone[0] * fig.dpi > PHONE_WIDTH_PX + 0.5:
+            raise ValueError(
+                f"phone width {phone[0]:g} in is {phone[0] * fig.dpi:.0f} px at dpi {fig.dpi:g}; a phone's column "
+                f"holds {PHONE_WIDTH_PX} px: at most {PHONE_WIDTH_PX / fig.dpi:.2f} inches"
+            )
+        size, phone = (float(phone[0]), float(phone[1])), None
+    elif isinstance(phone, int) and not isinstance(phone, bool):
+        if not 1 <= phone <= 3:
+            raise ValueError(f"phone as a number of columns must be 1, 2 or 3, got {phone}")
+    elif phone is not None and not (isinstance(phone, str) and phone in PHONE_LAYOUTS):
+        raise ValueError(
+            f"phone must be None, one of {PHONE_LAYOUTS}, a number of columns or (width, height) in inches, "
+            f"got {phone!r}")
+    w_in, h_in = fig.get_size_inches()
+    if size is None and phone is None and w_in * fig.dpi <= PHONE_WIDTH_PX + 0.5:
+        return None
+    small = copy.deepcopy(fig)
+    if small.canvas.manager is not None:  # a copy of a pyplot figure joins pyplot's figures: not to be shown
+        import matplotlib.pyplot as plt
+
+        plt.close(small)
+    width = PHONE_WIDTH_PX / fig.dpi
+    found = _cells(small)
+    columns = phone if isinstance(phone, int) else 1
+    stack = phone == "stack" or isinstance(phone, int) or (phone is None and found is not None and found[0].ncols > 1)
+    if stack and found is None:
+        raise ValueError(f"phone={phone!r} needs every axes in one grid of subplots; this figure has axes placed by "
+                         "hand")
+    if stack:
+        grid, cells = found
+        rows = _stack(small, grid, cells, columns)
+        cell_w, cell_h = w_in / grid.ncols, h_in / grid.nrows
+        height = rows * cell_h * min(1.0, max(PHONE_MIN_HEIGHT_SHARE, width / columns / cell_w))
+    else:
+        height = h_in * min(1.0, max(PHONE_MIN_HEIGHT_SHARE, width / w_in))
+    width, height = size or (width, height)
+    nested = any(isinstance(ax.get_gridspec(), GridSpecFromSubplotSpec) for ax in small.axes if ax.get_subplotspec())
+    if found is None and small.get_layout_engine() is None:
+        pass  # axes placed by hand stay where they were put
+    elif nested and not isinstance(small.get_layout_engine(), ConstrainedLayoutEngine):
+        small.set_layout_engine("tight")  # colorbars in grids nested in their panel's cell: constrained layout fails
+    elif not isinstance(small.get_layout_engine(), ConstrainedLayoutEngine):
+        try:
+            small.set_layout_engine("constrained")
+        except RuntimeError:  # colorbars made for a grid (tight layout, or none): that engine's kind
+            small.set_layout_engine("tight")
+    for grow in PHONE_HEIGHT_GROWTH:  # taller while the labels and legends leave the panels no room
+        small.set_size_inches(width, height * grow)
+        with warnings.catch_warnings():  # the layouts on the way (a legend still too wide, say) are not the result
+            warnings.simplefilter("ignore")
+            _fit_texts(small)
+        # the first layout of moved panels starts from the desktop's colorbar positions and comes out too
+        # narrow on the left; a second one (this draw, then the PNG's) starts from a phone layout
+        if not _collapses(small):
+            return small
+    raise ValueError(
+        f"the phone layout of this figure ({width:.2f} x {height:.2f} in, up to {PHONE_HEIGHT_GROWTH[-1]:g} times "
+        f"as tall) leaves its panels no room: pass phone=(width, height) in inches, or phone='keep'")
+
+
+def _fit_texts(fig: Figure) -> None:
+    """Long titles and axis labels break into lines, a legend wider than the figure gets fewer columns,
+    and automatic ticks whose labels collide are thinned.
+
+    A title written for a 760 px figure can be wider than 420 px; constrained layout makes room for
+    the lines of a broken title. A legend of several columns (above the panels, say) would be cut.
+    """
+    moved = _legend_below(fig)
+    width = fig.get_size_inches()[0] * fig.dpi
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    for legend in legends:  # the most columns that fit
+        while legend._ncols > 1 and (_collapses(fig) or legend.get_window_extent().width > width):
+            _legend_columns(legend, legend._ncols - 1)
+    if moved is not None:  # the figure grows by the legend's height, so that the panel keeps its own
+        fig.draw_without_rendering()
+        w, h = fig.get_size_inches()
+        fig.set_size_inches(w, h + moved.get_window_extent().height / fig.dpi)
+    box, broken = fig.bbox, True
+    for _ in range(2):  # again once the layout has made room for the broken lines (the panels moved)
+        if not broken:
+            break
+        fig.draw_without_rendering()
+        broken = False
+        for text in [fig._suptitle, fig._supxlabel, fig._supylabel]:
+            if text is not None:
+                broken |= _wrap(text, 0.96 * (box.height if text is fig._supylabel else box.width))
+        for ax in fig.axes:  # a centred text may reach twice as far as its centre is from the nearer edge
+            panel = ax.get_window_extent()
+            cx, cy = (panel.x0 + panel.x1) / 2, (panel.y0 + panel.y1) / 2
+            across = 2 * max(0.25 * box.width, min(cx - box.x0, box.x1 - cx))
+            up = 2 * max(0.25 * box.height, min(cy - box.y0, box.y1 - cy))
+            for text in (ax.title, ax.xaxis.label):
+                broken |= _wrap(text, 0.96 * across)
+            broken |= _wrap(ax._left_title, 0.96 * (box.x1 - panel.x0))
+            broken |= _wrap(ax._right_title, 0.96 * (panel.x1 - box.x0))
+            broken |= _wrap(ax.yaxis.label, 0.96 * up)
+    if broken:  # each draw costs about as much as the PNG's: only when something changed
+        fig.draw_without_rendering()
+    _thin_ticks(fig)
+
+
+def _legend_below(fig: Figure):
+    """The legend of a one-panel figure, if it covers more than ``PHONE_LEGEND_SHARE`` of the panel,
+    moved below the panel (a figure legend that constrained layout makes room for). Returns it, or None.
+
+    On a desktop such a legend sits in the panel beside the data; in a panel half as wide it covers
+    the data. A legend the chapter anchored somewhere (``bbox_to_anchor``) stays where it was put.
+    """
+    panels = [ax for ax in fig.axes if not hasattr(ax, "_colorbar")]
+    if len(panels) != 1 or fig.legends or not isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
+        return None
+    ax = panels[0]
+    legend = ax.get_legend()
+    if legend is None or legend._bbox_to_anchor is not None:
+        return None
+    fig.draw_without_rendering()
+    inside, panel = legend.get_window_extent(), ax.get_window_extent()
+    if inside.width * inside.height <= PHONE_LEGEND_SHARE * panel.width * panel.height:
+        return None
+    handles, labels = legend.legend_handles, [t.get_text() for t in legend.get_texts()]
+    title = legend.get_title().get_text() or None
+    ncols = legend._ncols
+    legend.remove()
+    return fig.legend(handles, labels, loc="outside lower center", ncols=ncols, prop=legend.prop, title=title)
+
+
+def _wrap(text, limit: float) -> bool:
+    """Break ``text`` into lines at spaces outside ``$math$`` so that each line is at most ``limit`` px long.
+
+    (matplotlib's own ``wrap=True`` breaks inside mathtext too, which then shows as raw TeX.) Returns
+    whether the text changed.
+    """
+    original = text.get_text()
+    along = "height" if abs(text.get_rotation() % 180 - 90) < 1 else "width"
+    if getattr(text.get_window_extent(), along) <= limit:
+        return False
+    lines = []
+    for given in original.split("\n"):  # the chapter's own line breaks stay
+        words = re.findall(r"(?:\$[^$]*\$|\S)+", given)
+        line = words[0] if words else ""
+        for word in words[1:]:
+            text.set_text(f"{line} {word}")
+            if getattr(text.get_window_extent(), along) > limit:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}"
+        lines.append(line)
+    text.set_text("\n".join(lines))
+    return text.get_text() != original
+
+
+def _labels_overlap(axis) -> bool:
+    """Whether two neighbouring tick labels of ``axis`` (as last drawn) overlap or come within 2 px."""
+    boxes = [t.get_window_extent() for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
+    lo, hi = ("x0", "x1") if axis.axis_name == "x" else ("y0", "y1")
+    boxes.sort(key=lambda b: getattr(b, lo))
+    return any(getattr(b, lo) < getattr(a, hi) + 2 for a, b in zip(boxes[:-1], boxes[1:], strict=True))
+
+
+def _thin_ticks(fig: Figure) -> None:
+    """Fewer ticks on an axis whose automatic tick labels collide in the narrower figure.
+
+    matplotlib picks the number of automatic ticks from the axis's length and the font size, not from
+    the labels' width: six-digit labels on a 360 px axis touch. Ticks placed by the chapter stay.
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            locator = axis.get_major_locator()
+            if not isinstance(locator, MaxNLocator):
+                continue
+            for nbins in range(len(axis.get_majorticklocs()) - 2, 1, -1):
+                if not _labels_overlap(axis):
+                    break
+                locator.set_params(nbins=nbins)
+                fig.draw_without_rendering()
+
+
+def _legend_columns(legend, n: int) -> None:
+    """Re-pack a legend's entries (in their order, column by column) into ``n`` columns.
+
+    matplotlib has no setter for a legend's columns once it is made; its entries sit in one box per
+    column inside ``_legend_handle_box``, which this re-fills as the legend's constructor would.
+    """
+    from matplotlib.offsetbox import VPacker
+
+    columns = legend._legend_handle_box.get_children()
+    items = [item for column in columns for item in column.get_children()]
+    per, extra = divmod(len(items), n)  # the first `extra` columns get one entry more, as in Legend
+    bounds = np.cumsum([0] + [per + (i < extra) for i in range(n)])
+    legend._legend_handle_box.get_children()[:] = [
+        VPacker(pad=0, sep=columns[0].sep, align=columns[0].align, children=items[a:b])
+        for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+    legend._ncols = n
+
+
+def _collapses(fig: Figure) -> bool:
+    """Lay ``fig`` out (a draw without pixels); whether constrained layout found no room for the panels."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fig.draw_without_rendering()
+    for w in caught:
+        if "collapsed" not in str(w.message):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return any("collapsed" in str(w.message) for w in caught)
+
+
 class ShownFigure:
     """A figure as :func:`show` displays it: ``bundle`` (2x PNG, digest) and ``metadata`` (size, alt).
 
@@ -154,10 +465,10 @@ class ShownFigure:
         return dict(self.bundle), {k: dict(v) for k, v in self.metadata.items()}
 
 
-def shown(fig: Figure, *, alt: str) -> ShownFigure:
+def shown(fig: Figure, *, alt: str, phone=None) -> ShownFigure:
     """What :func:`show` displays, as an object: pass it to ``myst_nb.glue`` to reuse a figure on a page.
 
-    Checks ``fig`` and ``alt`` as :func:`show` does. Returns a :class:`ShownFigure`.
+    Checks ``fig``, ``alt`` and ``phone`` as :func:`show` does. Returns a :class:`ShownFigure`.
     """
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
@@ -172,19 +483,28 @@ def shown(fig: Figure, *, alt: str) -> ShownFigure:
     png = base64.b64encode(_png(fig, RESOLUTION * fig.dpi)).decode("ascii")
     bundle = {"image/png": png, "text/plain": figure_digest(fig)}
     metadata = {"image/png": {"width": int(w), "height": int(h), "alt": " ".join(alt.split())}}
+    small = phone_figure(fig, phone)
+    if small is not None:
+        pw, ph = (small.get_size_inches() * small.dpi).round().astype(int)
+        metadata["image/png"]["phone"] = {
+            "png": base64.b64encode(_png(small, RESOLUTION * small.dpi)).decode("ascii"),
+            "width": int(pw), "height": int(ph),
+        }
     return ShownFigure(bundle, metadata)
 
 
-def show(fig: Figure, *, alt: str) -> None:
+def show(fig: Figure, *, alt: str, phone=None) -> None:
     """Display ``fig`` in a notebook as a 2x PNG with ``alt`` text and its :func:`figure_digest`.
 
     ``alt``: what the figure shows, in a sentence or two, for readers who cannot see it (not a
     file name). The figure must fit the text column: at most ``MAX_WIDTH_PX`` (760) pixels wide at
-    its dpi. A figure made with ``pyplot`` is closed afterwards so that it is not shown twice.
+    its dpi. ``phone``: how the phone rendering is laid out where the default does not look right
+    (see :func:`phone_figure`: ``"stack"``, ``"keep"``, a number of columns, or ``(width, height)``
+    in inches). A figure made with ``pyplot`` is closed afterwards so that it is not shown twice.
     """
     from IPython.display import display  # only notebooks call this
 
-    figure = shown(fig, alt=alt)
+    figure = shown(fig, alt=alt, phone=phone)
     display(figure.bundle, raw=True, metadata=figure.metadata)
     if fig.canvas.manager is not None:  # made by pyplot: close it, or the inline backend shows it again
         import matplotlib.pyplot as plt

@@ -73,6 +73,8 @@ def test_show_displays_a_2x_png_with_alt_text_and_the_digest():
         pe_lib.show(fig, alt="A line, a small image, two bars and two dots.")
     (bundle,), kwargs = display.call_args
     assert kwargs["raw"] is True
+    phone = kwargs["metadata"]["image/png"].pop("phone")  # tests/book/test_figures_phone.py checks it
+    assert (phone["width"], phone["height"]) == (420, 240)  # 600 px is wider than a phone's 420
     assert kwargs["metadata"] == {
         "image/png": {"width": 600, "height": 300, "alt": "A line, a small image, two bars and two dots."}
     }
@@ -199,7 +201,8 @@ def test_shown_is_what_show_displays_and_what_glue_stores():
 
     data, metadata = IPython.core.formatters.format_display_data(figure)
     assert data["image/png"] == bundle["image/png"] and data["text/plain"] == bundle["text/plain"]
-    assert metadata["image/png"] == {"width": 600, "height": 300, "alt": alt}
+    phone = figure.metadata["image/png"]["phone"]
+    assert metadata["image/png"] == {"width": 600, "height": 300, "alt": alt, "phone": phone}
     with pytest.raises(ValueError, match="alt must describe"):
         pe_lib.shown(fig, alt="a plot")
 

@@ -4,28 +4,42 @@ A figure is a picture: its labels shrink with it. pe_lib.show stores each figure
 pixels (inches x dpi), which the page writes as the image's width (``style="width: 760px"``);
 notebooks/matplotlibrc fixes the fonts (the smallest, ticks and legends, in points) and the dpi. So
 a label of ``s`` points is ``s * dpi / 72`` designed pixels, shown at ``s * dpi / 72 * shown width /
-designed width`` CSS px. The limit is the issue's: no text below 10 CSS px. On a desktop every
-figure meets it; on a 390 px phone the figures, designed for a 760 px column, are shown at about
-half size (measured: median 6.2 px), a known problem not fixed yet (xfail, strict: it must be
-noticed when it is fixed).
+designed width`` CSS px. The limit is the issue's: no text below 10 CSS px.
+
+On a narrow screen the page shows a figure's phone rendering instead (``<picture>``, _ext/book_figures.py),
+designed 420 px wide with the same fonts; its designed width is then the PNG's own, half its pixels
+(pe_lib stores every PNG at twice the designed size), since the ``<img>``'s style keeps the desktop
+width. Before the phone renderings, figures designed for a 760 px column were shown at about half size
+on a 390 px phone (median 6.2 px); with them, 10.6 px at least and 11.3 px median (58 figures).
+Planted in copies of the built site: without the <source> elements (phones get the desktop PNG) the
+phone case fails (57 of 58 figures below 10 px) and so do both download checks; one phone PNG
+replaced by its 1520 px desktop PNG fails the phone case (6.2 px) and the static check.
 """
 
 from __future__ import annotations
 
 import re
+import struct
 
 import pytest
+from bs4 import BeautifulSoup
 from site_helpers import PHONE, ROOT, new_context, open_page, toc_docnames
 
 pytestmark = pytest.mark.browser
 
 MIN_TEXT_PX = 10
+PHONE_WIDTH_PX = 420  # pe_lib.book.figures.PHONE_WIDTH_PX: a wider figure has a phone rendering
+PHONE_MEDIA = "(max-width: 600px)"  # _ext/book_figures.py
 DESKTOP = {"width": 1366, "height": 900}
+# the designed width: the style's, unless a <picture> swapped in another file (a phone rendering), whose
+# PNG holds twice its designed width
 FIGURES_JS = """() => Array.from(document.querySelectorAll('.bd-article img'))
   .filter(i => !i.closest('.pe-player') && i.getBoundingClientRect().width > 0)
   .map(i => ({name: (i.currentSrc || '').split('/').pop().slice(0, 16),
-              designed: parseFloat(i.style.width) || Number(i.getAttribute('width')) || 0,
+              designed: (i.currentSrc && i.currentSrc !== i.src) ? i.naturalWidth / 2
+                        : parseFloat(i.style.width) || Number(i.getAttribute('width')) || 0,
               shown: i.getBoundingClientRect().width}))"""
+LOADED_JS = "() => Array.from(document.querySelectorAll('.bd-article img')).every(i => i.complete)"
 
 
 def _smallest_font_px() -> float:
@@ -48,6 +62,7 @@ def figure_text_px(browser, site) -> dict[int, dict[str, list[tuple[str, float]]
             for viewport in (DESKTOP, PHONE):
                 visit.page.set_viewport_size(viewport)
                 visit.page.wait_for_timeout(100)  # the layout settles
+                visit.page.wait_for_function(LOADED_JS)  # and the phone renderings have arrived
                 found[viewport["width"]][docname] = [
                     (f["name"], smallest * f["shown"] / f["designed"] if f["designed"] else 0.0)
                     for f in visit.page.evaluate(FIGURES_JS)]  # 0.0: no designed width, which fails too
@@ -63,9 +78,7 @@ def _too_small(found: dict) -> list[str]:
 
 @pytest.mark.parametrize("viewport", [
     pytest.param(DESKTOP, id="desktop"),
-    pytest.param(PHONE, id="phone", marks=pytest.mark.xfail(strict=True, reason=(
-        "issue 19: figures are designed for a 760 px column and shown at about half size on a 390 px "
-        "phone, so their 10 pt labels are about 6 CSS px; see the report of branch lab2 for a proposal"))),
+    pytest.param(PHONE, id="phone"),
 ])
 def test_figure_text_is_at_least_10_css_px(figure_text_px, viewport, record_property):
     found = figure_text_px[viewport["width"]]
@@ -82,3 +95,56 @@ def test_figure_text_is_at_least_10_css_px(figure_text_px, viewport, record_prop
 def test_the_figure_text_check_can_fail():
     assert _too_small({"a": [("x.png", 9.9), ("y.png", 10.0)]}) == ["a: x.png 9.9 px"]
     assert _smallest_font_px() == pytest.approx(10 * 100 / 72)  # xtick.labelsize 10 at figure.dpi 100
+
+
+def _png_width(path) -> int:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", path
+    return struct.unpack(">I", head[16:20])[0]
+
+
+def test_every_figure_wider_than_a_phone_has_a_phone_rendering(book_html):
+    """In the built pages: each figure wider than 420 px sits in a <picture> whose <source>, for narrow
+    screens, is a 2x PNG as wide as its width attribute says, at most 420 px; narrower ones need none."""
+    problems, pictures = [], 0
+    for docname in toc_docnames():
+        page = BeautifulSoup((book_html / f"{docname}.html").read_text(encoding="utf-8"), "html.parser")
+        for img in page.select(".bd-article figure.book-figure img"):
+            width = float(re.search(r"width:\s*([\d.]+)px", img.get("style", "")).group(1))
+            picture = img.find_parent("picture")
+            if width <= PHONE_WIDTH_PX:
+                continue
+            source = picture and picture.find("source")
+            if source is None:
+                problems.append(f"{docname}: {img['src']} ({width:g} px) has no phone rendering")
+                continue
+            pictures += 1
+            file = (book_html / docname).parent / source["srcset"]
+            designed = int(source["width"])
+            if source.get("media") != PHONE_MEDIA or not file.is_file():
+                problems.append(f"{docname}: {source} (media or file wrong)")
+            elif designed > PHONE_WIDTH_PX or _png_width(file) != 2 * designed:
+                problems.append(f"{docname}: {source['srcset']} is {_png_width(file)} px for {designed} px")
+    assert pictures >= 40 and not problems, f"{pictures} pictures; " + "; ".join(problems)
+
+
+@pytest.mark.parametrize("viewport", [pytest.param(DESKTOP, id="desktop"), pytest.param(PHONE, id="phone")])
+def test_a_reader_downloads_only_the_rendering_for_their_screen(browser, site, book_html, viewport):
+    """Chapter 4 (ten figures) and the introduction (a figure pasted from chapter 3): a phone fetches the
+    phone PNGs and no desktop PNG of a figure that has one; a desktop fetches none of the phone PNGs."""
+    context = new_context(browser, viewport=viewport)
+    try:
+        for docname in ("notebooks/04_visualizing", "book/intro"):
+            page = BeautifulSoup((book_html / f"{docname}.html").read_text(encoding="utf-8"), "html.parser")
+            pairs = [(p.find("img")["src"].split("/")[-1], p.find("source")["srcset"].split("/")[-1])
+                     for p in page.select(".bd-article picture")]
+            assert pairs, f"{docname}: no <picture>"
+            visit = open_page(browser, site, f"{docname}.html", context=context)
+            fetched = {url.split("/")[-1] for url, _, _ in visit.responses if "/_images/" in url}
+            visit.close()
+            desktop, phone = ({d for d, _ in pairs}, {p for _, p in pairs})
+            wanted, unwanted = (phone, desktop) if viewport is PHONE else (desktop, phone)
+            assert wanted <= fetched, f"{docname} at {viewport['width']} px: missing {wanted - fetched}"
+            assert not unwanted & fetched, f"{docname} at {viewport['width']} px: also {unwanted & fetched}"
+    finally:
+        context.close()
