@@ -9,7 +9,8 @@ A chapter ends a figure cell with ``pe_lib.show(fig, alt="...")``. That displays
   bytes of full colour; otherwise full colour, losslessly (:func:`encode_png`);
 * ``phone`` in the output metadata (``metadata["image/png"]["phone"]``: a 2x PNG, ``width``,
   ``height``): the same figure laid out for a phone's text column, 420 px wide with the same fonts,
-  its panels stacked (:func:`phone_figure`), for a figure wider than that. The website shows it on
+  its panels stacked (:func:`phone_figure`), for a figure wider than that, when the chapter is executed
+  for the book (``tools/execute.py`` sets ``PHONE_ENV``; a reader's Run All skips it). The website shows it on
   narrow screens instead of the desktop image (``_ext/book_figures.py``), so that no text in a
   figure is smaller than 10 CSS px there either (issue 19). nbval does not compare output metadata
   and JupyterLab ignores the key;
@@ -25,6 +26,7 @@ from __future__ import annotations
 import base64
 import copy
 import io
+import os
 import re
 import warnings
 
@@ -157,6 +159,17 @@ def _png(fig: Figure, dpi: float) -> bytes:
 # more where a figure designed PHONE_WIDTH_PX wide is shown at least 0.72 x that: from a 303 px column on.
 PHONE_WIDTH_PX = 420
 PHONE_LAYOUTS = ("stack", "keep")
+# The phone rendering costs about twice the time of the desktop PNG, and only the website needs it: ``tools/execute.py`` (``make execute``, which writes the outputs the book is built
+# from) sets this variable to "1" for its kernels. A reader's Run All in Jupyter, nbval and ``make bench``
+# leave it unset and draw the desktop PNG only; the site's build fails on a figure without its phone
+# rendering and says to re-execute the chapter with tools/execute.py.
+PHONE_ENV = "PE_LIB_PHONE_FIGURES"
+
+
+def phone_renderings_on() -> bool:
+    """Whether :func:`shown` adds the phone rendering: the environment variable ``PHONE_ENV`` is ``"1"``."""
+    return os.environ.get(PHONE_ENV) == "1"
+
 # a phone panel keeps the desktop panel's height, shrunk towards the narrower width, but by no more than this
 PHONE_MIN_HEIGHT_SHARE = 0.8
 # a one-panel figure's legend larger than this share of the panel moves below it (it would cover the data)
@@ -218,6 +231,28 @@ def _stack(fig: Figure, grid, cells: dict, columns: int = 1) -> int:
     return rows
 
 
+def _phone_choice(fig: Figure, phone) -> tuple[tuple[float, float] | None, object]:
+    """``phone`` checked (see :func:`phone_figure`): ``(size in inches or None, layout)``; ValueError if wrong."""
+    size = None
+    if isinstance(phone, tuple):
+        if len(phone) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in phone):
+            raise ValueError(f"phone as a size must be (width, height) in inches, both positive, got {phone!r}")
+        if phone[0] * fig.dpi > PHONE_WIDTH_PX + 0.5:
+            raise ValueError(
+                f"phone width {phone[0]:g} in is {phone[0] * fig.dpi:.0f} px at dpi {fig.dpi:g}; a phone's column "
+                f"holds {PHONE_WIDTH_PX} px: at most {PHONE_WIDTH_PX / fig.dpi:.2f} inches"
+            )
+        size, phone = (float(phone[0]), float(phone[1])), None
+    elif isinstance(phone, int) and not isinstance(phone, bool):
+        if not 1 <= phone <= 3:
+            raise ValueError(f"phone as a number of columns must be 1, 2 or 3, got {phone}")
+    elif phone is not None and not (isinstance(phone, str) and phone in PHONE_LAYOUTS):
+        raise ValueError(
+            f"phone must be None, one of {PHONE_LAYOUTS}, a number of columns or (width, height) in inches, "
+            f"got {phone!r}")
+    return size, phone
+
+
 def phone_figure(fig: Figure, phone=None) -> Figure | None:
     """A copy of ``fig`` laid out for a phone's text column, or ``None`` if ``fig`` already fits one.
 
@@ -238,23 +273,7 @@ def phone_figure(fig: Figure, phone=None) -> Figure | None:
     layout scales the figure's height the same way. The copy is laid out by matplotlib's constrained
     layout (tight layout where a colorbar needs it).
     """
-    size = None
-    if isinstance(phone, tuple):
-        if len(phone) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in phone):
-            raise ValueError(f"phone as a size must be (width, height) in inches, both positive, got {phone!r}")
-        if phone[0] * fig.dpi > PHONE_WIDTH_PX + 0.5:
-            raise ValueError(
-                f"phone width {phone[0]:g} in is {phone[0] * fig.dpi:.0f} px at dpi {fig.dpi:g}; a phone's column "
-                f"holds {PHONE_WIDTH_PX} px: at most {PHONE_WIDTH_PX / fig.dpi:.2f} inches"
-            )
-        size, phone = (float(phone[0]), float(phone[1])), None
-    elif isinstance(phone, int) and not isinstance(phone, bool):
-        if not 1 <= phone <= 3:
-            raise ValueError(f"phone as a number of columns must be 1, 2 or 3, got {phone}")
-    elif phone is not None and not (isinstance(phone, str) and phone in PHONE_LAYOUTS):
-        raise ValueError(
-            f"phone must be None, one of {PHONE_LAYOUTS}, a number of columns or (width, height) in inches, "
-            f"got {phone!r}")
+    size, phone = _phone_choice(fig, phone)
     w_in, h_in = fig.get_size_inches()
     if size is None and phone is None and w_in * fig.dpi <= PHONE_WIDTH_PX + 0.5:
         return None
@@ -483,7 +502,11 @@ def shown(fig: Figure, *, alt: str, phone=None) -> ShownFigure:
     png = base64.b64encode(_png(fig, RESOLUTION * fig.dpi)).decode("ascii")
     bundle = {"image/png": png, "text/plain": figure_digest(fig)}
     metadata = {"image/png": {"width": int(w), "height": int(h), "alt": " ".join(alt.split())}}
-    small = phone_figure(fig, phone)
+    small = None
+    if phone_renderings_on():
+        small = phone_figure(fig, phone)
+    else:
+        _phone_choice(fig, phone)  # a wrong phone= is an error in every run, not only in the book's
     if small is not None:
         pw, ph = (small.get_size_inches() * small.dpi).round().astype(int)
         metadata["image/png"]["phone"] = {
@@ -500,7 +523,8 @@ def show(fig: Figure, *, alt: str, phone=None) -> None:
     file name). The figure must fit the text column: at most ``MAX_WIDTH_PX`` (760) pixels wide at
     its dpi. ``phone``: how the phone rendering is laid out where the default does not look right
     (see :func:`phone_figure`: ``"stack"``, ``"keep"``, a number of columns, or ``(width, height)``
-    in inches). A figure made with ``pyplot`` is closed afterwards so that it is not shown twice.
+    in inches); the rendering itself is made only when ``PHONE_ENV`` is ``"1"`` (``tools/execute.py``).
+    A figure made with ``pyplot`` is closed afterwards so that it is not shown twice.
     """
     from IPython.display import display  # only notebooks call this
 

@@ -67,7 +67,8 @@ def test_digest_rounds_on_the_scale_of_the_data():
     assert "y: n=3 min=0 max=1000 mean=333 mean|.|=334" in text
 
 
-def test_show_displays_a_2x_png_with_alt_text_and_the_digest():
+def test_show_displays_a_2x_png_with_alt_text_and_the_digest(monkeypatch):
+    monkeypatch.setenv(figures.PHONE_ENV, "1")  # as tools/execute.py runs a chapter
     fig = _figure([0.0, 1.0])
     with mock.patch("IPython.display.display") as display:
         pe_lib.show(fig, alt="A line, a small image, two bars and two dots.")
@@ -188,7 +189,8 @@ def test_encode_png_rejects_what_is_not_an_rgba_image(bad):
         figures.encode_png(bad)
 
 
-def test_shown_is_what_show_displays_and_what_glue_stores():
+def test_shown_is_what_show_displays_and_what_glue_stores(monkeypatch):
+    monkeypatch.setenv(figures.PHONE_ENV, "1")  # as tools/execute.py runs a chapter
     fig = _figure([0.0, 1.0])
     alt = "A line, a small image, two bars and two dots."
     with mock.patch("IPython.display.display") as display:

@@ -19,6 +19,12 @@ from pe_lib.book import figures  # noqa: E402
 ALT = "Three panels of lines side by side."
 
 
+@pytest.fixture(autouse=True)
+def _phone_renderings_on(monkeypatch):
+    """As tools/execute.py runs the chapters for the book: pe_lib.show adds the phone rendering."""
+    monkeypatch.setenv(figures.PHONE_ENV, "1")
+
+
 def _panels(n=3, *, width=7.6, height=3.0, layout="constrained", **kwargs):
     fig = Figure(figsize=(width, height), dpi=100, layout=layout)
     axes = np.atleast_1d(fig.subplots(1, n, **kwargs))
@@ -289,3 +295,33 @@ def test_a_large_legend_of_a_one_panel_figure_moves_below_the_panel():
     small_legend = _panels(1, height=3.4)
     small_legend.axes[0].legend(["a"])
     assert figures.phone_figure(small_legend).axes[0].get_legend() is not None
+
+
+def test_a_readers_run_draws_no_phone_rendering_but_still_checks_phone(monkeypatch):
+    """Without PHONE_ENV (Jupyter, nbval, make bench) shown() skips the phone copy, and a wrong phone= is
+    still refused; with it set to anything but "1", the same."""
+    for value in (None, "0", "yes"):
+        if value is None:
+            monkeypatch.delenv(figures.PHONE_ENV)
+        else:
+            monkeypatch.setenv(figures.PHONE_ENV, value)
+        meta = pe_lib.shown(_panels(), alt=ALT).metadata["image/png"]
+        assert set(meta) == {"width", "height", "alt"}, value
+        with pytest.raises(ValueError, match="phone as a number of columns"):
+            pe_lib.shown(_panels(), alt=ALT, phone=4)
+    monkeypatch.setenv(figures.PHONE_ENV, "1")
+    assert _png_size(pe_lib.shown(_panels(), alt=ALT).metadata["image/png"]["phone"]["png"])[0] == 840
+
+
+def test_execute_turns_the_phone_renderings_on(monkeypatch):
+    """tools/execute.py (make execute, the outputs the site is built from) sets the variable for its kernels."""
+    import importlib.util
+    from pathlib import Path
+
+    monkeypatch.delenv(figures.PHONE_ENV)
+    path = Path(__file__).resolve().parents[2] / "tools" / "execute.py"
+    spec = importlib.util.spec_from_file_location("_execute_for_test", path)
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    import os
+
+    assert os.environ.get(figures.PHONE_ENV) == "1"
