@@ -159,10 +159,11 @@ def _png(fig: Figure, dpi: float) -> bytes:
 # more where a figure designed PHONE_WIDTH_PX wide is shown at least 0.72 x that: from a 303 px column on.
 PHONE_WIDTH_PX = 420
 PHONE_LAYOUTS = ("stack", "keep")
-# The phone rendering costs about twice the time of the desktop PNG, and only the website needs it: ``tools/execute.py`` (``make execute``, which writes the outputs the book is built
-# from) sets this variable to "1" for its kernels. A reader's Run All in Jupyter, nbval and ``make bench``
-# leave it unset and draw the desktop PNG only; the site's build fails on a figure without its phone
-# rendering and says to re-execute the chapter with tools/execute.py.
+# The phone rendering costs about twice the time of the desktop PNG, and only the website needs it:
+# tools/execute.py (make execute, which writes the outputs the book is built from) sets this variable
+# to "1" for its kernels. A reader's Run All in Jupyter, nbval and make bench leave it unset and draw
+# the desktop PNG only; the site's build fails on a figure without its phone rendering and says to
+# re-execute the chapter with tools/execute.py.
 PHONE_ENV = "PE_LIB_PHONE_FIGURES"
 
 
