@@ -235,6 +235,13 @@ def _stack(fig: Figure, grid, cells: dict, columns: int = 1) -> int:
 def _phone_choice(fig: Figure, phone) -> tuple[tuple[float, float] | None, object]:
     """``phone`` checked (see :func:`phone_figure`): ``(size in inches or None, layout)``; ValueError if wrong."""
     size = None
+    if isinstance(phone, Figure):
+        if phone is fig:
+            raise ValueError("phone must be another figure than fig (drawn for the phone's column), got fig itself")
+        px = phone.get_size_inches()[0] * phone.dpi
+        if px > PHONE_WIDTH_PX + 0.5:
+            raise ValueError(f"phone as a figure must be at most {PHONE_WIDTH_PX} px wide, got {px:.0f} px")
+        return None, phone
     if isinstance(phone, tuple):
         if len(phone) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in phone):
             raise ValueError(f"phone as a size must be (width, height) in inches, both positive, got {phone!r}")
@@ -249,8 +256,8 @@ def _phone_choice(fig: Figure, phone) -> tuple[tuple[float, float] | None, objec
             raise ValueError(f"phone as a number of columns must be 1, 2 or 3, got {phone}")
     elif phone is not None and not (isinstance(phone, str) and phone in PHONE_LAYOUTS):
         raise ValueError(
-            f"phone must be None, one of {PHONE_LAYOUTS}, a number of columns or (width, height) in inches, "
-            f"got {phone!r}")
+            f"phone must be None, one of {PHONE_LAYOUTS}, a number of columns, (width, height) in inches or a "
+            f"Figure, got {phone!r}")
     return size, phone
 
 
@@ -268,6 +275,9 @@ def phone_figure(fig: Figure, phone=None) -> Figure | None:
       ``PHONE_WIDTH_PX / dpi``).
     * ``2`` (or another number of columns): the panels re-flowed into a grid of that many columns
       (four clocks side by side become two rows of two).
+    * a :class:`~matplotlib.figure.Figure` at most ``PHONE_WIDTH_PX`` wide: the chapter's own drawing
+      for the phone (a picture laid out by hand, such as :func:`pe_lib.encoding_bars` with
+      ``compact=True``), returned as it is.
 
     A stacked panel is ``PHONE_WIDTH_PX`` wide and as tall as the desktop panel scaled by its change of
     width, between ``PHONE_MIN_HEIGHT_SHARE`` (0.8) and 1 times the desktop panel's height; a kept
@@ -275,6 +285,8 @@ def phone_figure(fig: Figure, phone=None) -> Figure | None:
     layout (tight layout where a colorbar needs it).
     """
     size, phone = _phone_choice(fig, phone)
+    if isinstance(phone, Figure):
+        return phone
     w_in, h_in = fig.get_size_inches()
     if size is None and phone is None and w_in * fig.dpi <= PHONE_WIDTH_PX + 0.5:
         return None

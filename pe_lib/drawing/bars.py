@@ -41,6 +41,7 @@ def encoding_bars(
     base: float = 10_000.0,
     width: float = 6.4,
     dpi: int = 100,
+    compact: bool = False,
 ) -> Figure:
     r"""Draw :math:`\mathrm{PE}(pos)` for each of ``positions`` as a row of coloured bars with a dial per pair.
 
@@ -55,6 +56,10 @@ def encoding_bars(
     :math:`(\sin pos\,\omega_k, \cos pos\,\omega_k)`, the sine horizontal as on chapter 5's clock: the
     angle :math:`pos\,\omega_k` measured clockwise from "12 o'clock". The values are those of :func:`pe_lib.sinusoidal`.
 
+    ``compact``: the same picture for a phone's column (``width=4.2``): the bars are labelled "s" and
+    "c", the rows by their position under a "pos" heading, and the smaller titles use the book's
+    10 and 12 pt, so that no two labels touch at 420 px.
+
     Returns a ``width``-inch wide :class:`~matplotlib.figure.Figure` with one axes; its bars are
     ``Rectangle`` patches with gid ``"PE(pos,j)"`` and its arrows one ``Quiver`` (``X, Y`` the dial
     centres, ``U, V`` the arrows), in row-major order (position, then pair).
@@ -66,11 +71,15 @@ def encoding_bars(
     if d_model > 12:
         raise ValueError(f"d_model must be at most 12 (6 pairs fit across the page), got {d_model}")
     base = check_base(base)
+    if not isinstance(compact, bool):
+        raise TypeError(f"compact must be True or False, got {type(compact).__name__}")
     table = sinusoidal(pos, d_model, base=base)
     omega = frequencies(d_model, base=base)
     n_pairs = d_model // 2
-    label_width = 1.5
+    label_width = 1.0 if compact else 1.5
     header = 1.3
+    title_pt, omega_pt, row_pt = (12, 10, 12) if compact else (14, 12, 14)
+    sin_label, cos_label = ("s", "c") if compact else ("sin", "cos")
     total_w = label_width + n_pairs * GROUP_WIDTH
     total_h = header + pos.size * ROW_HEIGHT
     height = round(width * dpi * total_h / total_w) / dpi  # whole pixels, so that a 2x PNG is exactly twice
@@ -83,13 +92,15 @@ def encoding_bars(
     centres, arrows, guides = [], [], []
     for k in range(n_pairs):
         x0 = label_width + k * GROUP_WIDTH
-        ax.text(x0 + 0.95, 1.02, f"pair {k}", ha="center", va="center", fontsize=14, fontweight="bold")
-        ax.text(x0 + 0.95, 0.55, rf"$\omega_{k}$ = {omega[k]:.3g}", ha="center", va="center", fontsize=12)
-        ax.text(x0 + 0.2, 0.08, "sin", ha="center", va="center", fontsize=10, color="0.3")
-        ax.text(x0 + 0.62, 0.08, "cos", ha="center", va="center", fontsize=10, color="0.3")
+        ax.text(x0 + 0.95, 1.02, f"pair {k}", ha="center", va="center", fontsize=title_pt, fontweight="bold")
+        ax.text(x0 + 0.95, 0.55, rf"$\omega_{k}$ = {omega[k]:.3g}", ha="center", va="center", fontsize=omega_pt)
+        ax.text(x0 + 0.2, 0.08, sin_label, ha="center", va="center", fontsize=10, color="0.3")
+        ax.text(x0 + 0.62, 0.08, cos_label, ha="center", va="center", fontsize=10, color="0.3")
+    if compact:
+        ax.text(0.05, 0.08, "pos", ha="left", va="center", fontsize=10, color="0.3")
     for r, p in enumerate(pos):
         y = -(r + 0.5) * ROW_HEIGHT
-        ax.text(0.05, y, f"pos {p:g}", ha="left", va="center", fontsize=14)
+        ax.text(0.05, y, f"{p:g}" if compact else f"pos {p:g}", ha="left", va="center", fontsize=row_pt)
         for k in range(n_pairs):
             x0 = label_width + k * GROUP_WIDTH
             guides.append([(x0 - 0.05, y), (x0 + 0.87, y)])  # the bars' zero line

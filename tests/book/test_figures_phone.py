@@ -325,3 +325,17 @@ def test_execute_turns_the_phone_renderings_on(monkeypatch):
     import os
 
     assert os.environ.get(figures.PHONE_ENV) == "1"
+
+
+def test_a_figure_drawn_for_the_phone_is_used_as_it_is():
+    """phone=<Figure>: a picture laid out by hand (encoding_bars(compact=True)) is the phone rendering."""
+    fig = pe_lib.encoding_bars([0, 1, 2], 8)
+    small = pe_lib.encoding_bars([0, 1, 2], 8, width=4.2, compact=True)
+    assert figures.phone_figure(fig, small) is small
+    meta = pe_lib.shown(fig, alt=ALT, phone=small).metadata["image/png"]["phone"]
+    assert (meta["width"], meta["height"]) == (420, round(small.get_size_inches()[1] * 100))
+    assert _png_size(meta["png"]) == (840, 2 * meta["height"])
+    with pytest.raises(ValueError, match="at most 420 px wide, got 640 px"):
+        pe_lib.shown(fig, alt=ALT, phone=pe_lib.encoding_bars([0, 1, 2], 8))
+    with pytest.raises(ValueError, match="another figure than fig"):
+        pe_lib.shown(small, alt=ALT, phone=small)

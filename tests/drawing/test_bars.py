@@ -98,3 +98,36 @@ def test_the_figure_fits_the_text_column():
 def test_bad_input_says_what_is_allowed(args, kwargs, match):
     with pytest.raises(ValueError, match=match):
         pe_lib.encoding_bars(*args, **kwargs)
+
+
+def _touching_labels(fig) -> list[tuple[str, str]]:
+    """Pairs of the picture's labels whose drawn boxes overlap (rendered by Agg at the figure's dpi)."""
+    from itertools import combinations
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig).draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in fig.axes[0].texts]
+    return [(a, b) for (a, box_a), (b, box_b) in combinations(boxes, 2) if box_a.overlaps(box_b)]
+
+
+def test_the_compact_picture_fits_a_phone_column_without_touching_labels():
+    """Issue 19: at 420 px (4.2 in) the page's picture has 'sin'/'cos' and two omega labels running into
+    each other; compact=True is drawn for that width and has none, and keeps every bar and arrow."""
+    positions = [0, 1, 2, 10, 100]
+    assert _touching_labels(pe_lib.encoding_bars(positions, 8)) == []  # the page's 6.4 in picture
+    squeezed = _touching_labels(pe_lib.encoding_bars(positions, 8, width=4.2))
+    assert ("sin", "cos") in squeezed and len(squeezed) == 5  # the check sees the squeezed picture's collisions
+    compact = pe_lib.encoding_bars(positions, 8, width=4.2, compact=True)
+    assert _touching_labels(compact) == []
+    assert round(compact.get_size_inches()[0] * compact.dpi) == 420
+    texts = [t.get_text() for t in compact.axes[0].texts]
+    assert texts[:4] == ["pair 0", "$\\omega_0$ = 1", "s", "c"] and texts[-5:] == ["0", "1", "2", "10", "100"]
+    assert min(t.get_fontsize() for t in compact.axes[0].texts) == 10
+    full = pe_lib.encoding_bars(positions, 8)
+    assert [p.get_gid() for p in compact.axes[0].patches if p.get_gid()] == \
+        [p.get_gid() for p in full.axes[0].patches if p.get_gid()]
+    np.testing.assert_array_equal(_quiver(compact).U, _quiver(full).U)
+    with pytest.raises(TypeError, match="compact must be True or False"):
+        pe_lib.encoding_bars(positions, 8, compact="yes")
