@@ -35,6 +35,7 @@ import base64
 import hashlib
 import json
 import posixpath
+import re
 from pathlib import Path
 
 from docutils import nodes
@@ -110,6 +111,20 @@ def chapter_number(env, docname: str) -> str:
     return ".".join(str(n) for n in numbers)
 
 
+# A caption names panels by their place on a desktop ("Left: ..., Right: ..."); the phone rendering
+# stacks them in the same order. On a phone the caption says so (a note the CSS shows only where the
+# phone rendering is shown, the <source>'s media query).
+SIDES = re.compile(r"\b(?:Left|Right|left|right)\b")
+STACKED_NOTE = " On a narrow screen the panels stand one above the other, in the same order: left on top."
+
+
+def phone_note(alt: str, phone: dict | None) -> list:
+    """The phone-only note for a caption whose figure is stacked on phones and whose text says left or right."""
+    if not phone or not phone.get("stacked") or not SIDES.search(alt):
+        return []
+    return [nodes.inline(text=STACKED_NOTE, classes=["phone-only"])]
+
+
 def caption_figures(app, doctree, docname: str) -> None:
     """Wrap every described image of a cell output in a numbered figure with a visible caption."""
     chapter = chapter_number(app.env, docname)
@@ -124,9 +139,11 @@ def caption_figures(app, doctree, docname: str) -> None:
         if isinstance(target.parent, nodes.figure):
             continue
         count += 1
+        phone = None
         if app.builder.format == "html":
             key = Path(image["uri"]).stem
             if key in phones:
+                phone = phones[key]
                 add_phone_rendering(app, image, phones[key])
                 used.add(key)
             elif _designed_width(image) > PHONE_WIDTH_PX:
@@ -142,6 +159,7 @@ def caption_figures(app, doctree, docname: str) -> None:
             "", "",
             nodes.inline(text=f"Figure {number}. ", classes=["caption-number"]),
             nodes.Text(alt),
+            *phone_note(alt, phone),
         )
     if set(phones) - used:
         raise ExtensionError(f"{docname}: {len(set(phones) - used)} phone rendering(s) of the notebook match no "
@@ -179,7 +197,8 @@ class PastedFigures(SphinxPostTransform):
                 "", f"From chapter {chapter}." if chapter else "From its chapter.",
                 internal=True, refuri=self.app.builder.get_relative_uri(self.env.docname, ref.refdoc),
             )
-            figure += nodes.caption("", "", nodes.Text(meta["alt"] + " "), link)
+            figure += nodes.caption("", "", nodes.Text(meta["alt"] + " "), link,
+                                    *phone_note(meta["alt"], meta.get("phone")))
             ref.replace_self(figure)
 
 

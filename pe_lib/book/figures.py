@@ -8,7 +8,8 @@ A chapter ends a figure cell with ``pe_lib.show(fig, alt="...")``. That displays
   heat maps of one colour map: their other colours are anti-aliasing blends), about a third of the
   bytes of full colour; otherwise full colour, losslessly (:func:`encode_png`);
 * ``phone`` in the output metadata (``metadata["image/png"]["phone"]``: a 2x PNG, ``width``,
-  ``height``): the same figure laid out for a phone's text column, 420 px wide with the same fonts,
+  ``height``, and ``stacked``: whether panels side by side now stand one above the other): the same
+  figure laid out for a phone's text column, 420 px wide with the same fonts,
   its panels stacked (:func:`phone_figure`), for a figure wider than that, when the chapter is executed
   for the book (``tools/execute.py`` sets ``PHONE_ENV``; a reader's Run All skips it). The website shows it on
   narrow screens instead of the desktop image (``_ext/book_figures.py``), so that no text in a
@@ -259,6 +260,17 @@ def _phone_choice(fig: Figure, phone) -> tuple[tuple[float, float] | None, objec
             f"phone must be None, one of {PHONE_LAYOUTS}, a number of columns, (width, height) in inches or a "
             f"Figure, got {phone!r}")
     return size, phone
+
+
+def restacks(fig: Figure, phone=None) -> bool:
+    """Whether the phone rendering of ``fig`` (see :func:`phone_figure`) puts panels that stand side by side
+    into fewer columns, so that a caption's "left" and "right" become "top" and "below" on a phone."""
+    _, choice = _phone_choice(fig, phone)
+    found = _cells(fig)
+    if isinstance(choice, Figure) or choice == "keep" or found is None:
+        return False
+    columns = choice if isinstance(choice, int) else 1
+    return found[0].ncols > columns
 
 
 def phone_figure(fig: Figure, phone=None) -> Figure | None:
@@ -524,7 +536,7 @@ def shown(fig: Figure, *, alt: str, phone=None) -> ShownFigure:
         pw, ph = (small.get_size_inches() * small.dpi).round().astype(int)
         metadata["image/png"]["phone"] = {
             "png": base64.b64encode(_png(small, RESOLUTION * small.dpi)).decode("ascii"),
-            "width": int(pw), "height": int(ph),
+            "width": int(pw), "height": int(ph), "stacked": restacks(fig, phone),
         }
     return ShownFigure(bundle, metadata)
 

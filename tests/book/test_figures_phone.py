@@ -339,3 +339,19 @@ def test_a_figure_drawn_for_the_phone_is_used_as_it_is():
         pe_lib.shown(fig, alt=ALT, phone=pe_lib.encoding_bars([0, 1, 2], 8))
     with pytest.raises(ValueError, match="another figure than fig"):
         pe_lib.shown(small, alt=ALT, phone=small)
+
+
+def test_the_phone_metadata_says_when_panels_side_by_side_are_stacked():
+    """'stacked' is what the site's caption note reads: panels side by side put into fewer columns."""
+    def stacked(fig, **kwargs):
+        return pe_lib.shown(fig, alt=ALT, **kwargs).metadata["image/png"]["phone"]["stacked"]
+
+    assert stacked(_panels(3)) is True  # three side by side -> one column
+    assert stacked(_panels(4), phone=2) is True  # four -> two columns
+    assert stacked(_panels(3), phone=3) is False  # still three columns, only narrower
+    assert stacked(_panels(3), phone="keep") is False
+    assert stacked(_panels(1)) is False  # one wide panel keeps its layout
+    assert stacked(_panels(3), phone=(4.2, 6.0)) is True  # a size alone keeps the default stacking
+    small = pe_lib.encoding_bars([0, 1], 8, width=4.2, compact=True)
+    assert stacked(pe_lib.encoding_bars([0, 1], 8), phone=small) is False  # a hand-drawn phone picture
+    assert figures.restacks(_panels(2)) is True and figures.restacks(_panels(2), "keep") is False
