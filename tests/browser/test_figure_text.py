@@ -148,3 +148,28 @@ def test_a_reader_downloads_only_the_rendering_for_their_screen(browser, site, b
             assert not unwanted & fetched, f"{docname} at {viewport['width']} px: also {unwanted & fetched}"
     finally:
         context.close()
+
+
+NOTES_JS = """() => Array.from(document.querySelectorAll('.bd-article figcaption'))
+  .map(c => ({text: c.textContent, note: Array.from(c.querySelectorAll('.phone-only'))
+              .some(n => n.getBoundingClientRect().height > 0)}))"""
+
+
+@pytest.mark.parametrize("viewport", [pytest.param(DESKTOP, id="desktop"), pytest.param(PHONE, id="phone")])
+def test_a_caption_that_says_left_and_right_says_on_a_phone_that_the_panels_are_stacked(browser, site, viewport):
+    """Chapter 4's captions say "Left: ... Right: ..."; on a phone its panels stand one above the other
+    and the caption says so (a note shown by the phone's media query only); a desktop shows no note."""
+    context = new_context(browser, viewport=viewport)
+    try:
+        visit = open_page(browser, site, "notebooks/04_visualizing.html", context=context)
+        captions = visit.page.evaluate(NOTES_JS)
+        visit.close()
+    finally:
+        context.close()
+    noted = [c["text"] for c in captions if c["note"]]
+    print(f"{viewport['width']} px: {len(noted)} of {len(captions)} captions carry the stacked-panels note")
+    if viewport is DESKTOP:
+        assert noted == []
+    else:
+        assert len(noted) >= 4, f"only {len(noted)} of {len(captions)} captions carry the note"
+        assert all(re.search(r"\b[Ll]eft\b|\b[Rr]ight\b", text) for text in noted)
