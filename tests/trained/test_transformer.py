@@ -194,3 +194,23 @@ def test_initial_weights_do_not_depend_on_the_encoding():
     np.testing.assert_array_equal(a.params["unembed"], b.params["unembed"])
     np.testing.assert_array_equal(a.params["pos"], b.params["pos"])  # every model has one; only learned adds it
     assert dataclasses.replace(a.config, encoding="learned") == b.config
+
+
+def test_rope_angles_are_float32_cos_and_sin_of_m_omega():
+    """cos and sin of theta = m * 10000^(-2i/d_k), written again here, in the float32 the docstring promises."""
+    cos, sin = tf.rope_angles(6, 4)
+    assert cos.dtype == np.float32 and sin.dtype == np.float32
+    theta = np.arange(6)[:, None] * 10000.0 ** (-2 * np.arange(2)[None, :] / 4)
+    np.testing.assert_allclose(cos, np.cos(theta), rtol=0, atol=1e-7)
+    np.testing.assert_allclose(sin, np.sin(theta), rtol=0, atol=1e-7)
+
+
+def test_limit_offsets_masks_far_keys_of_a_bias_with_leading_axes():
+    """-inf exactly where |i - j| > max_offset, the rest kept, on a (B, H, L, L) bias with H != L, in float32."""
+    bias = np.random.default_rng(0).normal(size=(2, 3, 5, 5))
+    got = tf.limit_offsets(bias, 1)
+    assert got.dtype == np.float32 and got.shape == (2, 3, 5, 5)
+    i, j = np.indices((5, 5))
+    far = np.abs(i - j) > 1
+    assert np.all(got[..., far] == -np.inf)
+    np.testing.assert_array_equal(got[..., ~far], bias.astype(np.float32)[..., ~far])
