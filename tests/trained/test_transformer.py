@@ -250,3 +250,13 @@ def test_forward_collects_the_attention_weights_unless_asked_for_scores():
     assert maps.shape == (1, 1, 2, 5, 5) and states.shape == (2, 1, 5, 8) and logits.shape == (1, 5, 11)
     assert maps.min() >= 0
     np.testing.assert_allclose(maps.sum(-1), 1, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("encoding", ["none", "sinusoidal", "learned", "rope", "alibi", "t5"])
+def test_position_inputs_are_float32_and_int32(encoding):
+    """The docstring's dtypes: every input float32, the rows of the learned table and T5's buckets int32."""
+    given = inputs(encoding, 6, d_model=8, n_heads=2, causal=False, max_len=6)
+    ints = {"rows", "buckets"}
+    assert {name: given[name].dtype for name in given} == {
+        name: np.dtype(np.int32 if name in ints else np.float32) for name in given}
+    assert given["cos"].shape == given["sin"].shape == (6, 2) and given["buckets"].shape == (6, 6)
