@@ -302,3 +302,15 @@ def test_no_cache_folder_leaves_jax_alone(monkeypatch):
     monkeypatch.setattr(training, "_cache_folder", lambda setting, configured: None)
     monkeypatch.setattr(jax.config, "update", lambda *args: pytest.fail("changed the JAX config"))
     assert training._jax.__wrapped__() is jax
+
+
+def test_seeds_are_integers_from_zero(short_learned):
+    """Seed 0 is a seed like any other (evaluation included); a negative one is named in the error."""
+    with pytest.raises(ValueError, match=r"^seed must be an integer >= 0, got -1$"):
+        pe_lib.train_transformers("lookback", "rope", seeds=(0, -1))
+    with pytest.raises(ValueError, match=r"^seed must be an integer >= 0, got -1$"):
+        pe_lib.task_accuracy(short_learned, 8, seed=-1)
+    # seed 0 draws its own sequences: default_rng([0, 1]) (see task_accuracy's docstring)
+    tokens, targets, counts = pe_lib.task_batch("reverse", 4, 8, vocab_size=16, seed=[0, 1])
+    predicted = training.run_model(short_learned, tokens).argmax(-1)[:, counts]
+    assert pe_lib.task_accuracy(short_learned, 8, n_sequences=4, seed=0) == np.mean(predicted == targets[:, counts])
