@@ -212,3 +212,15 @@ def test_score_by_offset_by_hand():
 def test_bad_scores(bad):
     with pytest.raises(ValueError, match="scores"):
         pe_lib.score_by_offset(bad)
+
+
+def test_a_grid_of_one_seed_and_one_rate_trains_to_its_longest_snapshot(monkeypatch):
+    """One seed, one learning rate, and more steps than the default number (made 4 here): the grid trains
+    exactly its longest snapshot and returns its one point, a run of that seed, rate and length."""
+    monkeypatch.setattr(training, "CHUNK_STEPS", 4)
+    monkeypatch.setitem(training.DEFAULTS, "steps", 4)
+    grid = pe_lib.train_grid("lookback", "t5", seeds=(2,), learning_rates=(1e-2,), steps=(8,), progress=False, **TINY)
+    assert list(grid) == [(1e-2, 8)]
+    (model,) = grid[1e-2, 8]
+    assert (model.config.seed, model.config.learning_rate, model.config.steps) == (2, 1e-2, 8)
+    assert model.losses.shape == (8,)
