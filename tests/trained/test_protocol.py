@@ -63,6 +63,7 @@ def test_grid_is_deterministic(grid, monkeypatch):
         (dict(learning_rate=1e-3), TypeError, "learning_rates= and steps="),
         (dict(colour=1), TypeError, "unknown keyword"),
         (dict(learning_rates=(0.0,)), ValueError, "learning_rates must all be > 0"),  # 0 learns nothing
+        (dict(progress="yes"), ValueError, "progress must be True, False or None"),
     ],
 )
 def test_bad_grid_arguments(kwargs, error, message):
