@@ -304,13 +304,48 @@ def test_no_cache_folder_leaves_jax_alone(monkeypatch):
     assert training._jax.__wrapped__() is jax
 
 
-def test_seeds_are_integers_from_zero(short_learned):
-    """Seed 0 is a seed like any other (evaluation included); a negative one is named in the error."""
+def test_a_negative_seed_is_named_in_the_error(short_learned):
+    """(Seed 0 is accepted: test_accuracy_and_loss_read_the_models_own_vocabulary_and_offset evaluates with it.)"""
     with pytest.raises(ValueError, match=r"^seed must be an integer >= 0, got -1$"):
         pe_lib.train_transformers("lookback", "rope", seeds=(0, -1))
     with pytest.raises(ValueError, match=r"^seed must be an integer >= 0, got -1$"):
         pe_lib.task_accuracy(short_learned, 8, seed=-1)
-    # seed 0 draws its own sequences: default_rng([0, 1]) (see task_accuracy's docstring)
-    tokens, targets, counts = pe_lib.task_batch("reverse", 4, 8, vocab_size=16, seed=[0, 1])
-    predicted = training.run_model(short_learned, tokens).argmax(-1)[:, counts]
-    assert pe_lib.task_accuracy(short_learned, 8, n_sequences=4, seed=0) == np.mean(predicted == targets[:, counts])
+
+
+def test_default_seed_is_0_and_train_transformers_does_not_nudge_by_default(short_learned):
+    """short_learned is train_transformer with the default seed: seed 0's initial weights, as those of
+    train_transformers with seeds=(0,) and the default nudge (none)."""
+    assert short_learned.config.seed == 0
+    (again,) = pe_lib.train_transformers("reverse", "learned", seeds=(0,), **SHORT)
+    initial = training._flatten(again.initial_params)
+    np.testing.assert_array_equal(initial, training._flatten(short_learned.initial_params))
+    np.testing.assert_array_equal(initial, training._flatten(training._init(short_learned.config, 0)))
+    with pytest.raises(ValueError, match="progress must be True, False or None"):
+        pe_lib.train_transformers("reverse", "learned", seeds=(0,), progress="yes", **SHORT)
+
+
+def test_configs_that_differ_only_in_data_share_one_compiled_step():
+    """Task, encoding, seed, steps, offset, learning rate and the learned table's scale enter the compiled
+    step as data: _shared maps configs that differ only in those to one key; the sizes keep theirs."""
+    a = training._config("lookback", "rope", seq_len=8, steps=7, seed=3, d_model=8, n_layers=1, n_heads=2,
+                         batch_size=2, learning_rate=1e-2, vocab_size=5, offset=2, learned_init_std=0.3)
+    b = training._config("reverse", "t5", seq_len=8, steps=1, seed=0, d_model=8, n_layers=1, n_heads=2,
+                         batch_size=2, learning_rate=3e-3, vocab_size=5, offset=1)
+    assert training._shared(a) == training._shared(b)
+    assert training._shared(a) != training._shared(dataclasses.replace(b, d_model=16))
+
+
+def test_accuracy_and_loss_read_the_models_own_vocabulary_and_offset():
+    """An (untrained) lookback model with vocab_size 5 and k = 2, neither the default: both measures
+    are computed again here from default_rng([seed, 1])'s sequences of that task and its logits."""
+    config = training._config("lookback", "none", seq_len=6, steps=1, seed=0, d_model=8, n_layers=1, n_heads=2,
+                              batch_size=2, learning_rate=1e-3, vocab_size=5, offset=2)
+    params = training._init(config, 0)
+    model = training.TrainedTransformer(config=config, params=params, initial_params=params, losses=np.zeros(0))
+    tokens, targets, counts = pe_lib.task_batch("lookback", 8, 6, vocab_size=5, offset=2, seed=[0, 1])
+    z = training.run_model(model, tokens)[:, counts].astype(np.float64)  # (8, 4 scored positions, 5)
+    y = targets[:, counts]
+    assert pe_lib.task_accuracy(model, 6, n_sequences=8, seed=0) == np.mean(z.argmax(-1) == y)
+    log_p = z - np.log(np.exp(z).sum(-1, keepdims=True))
+    expected = -np.mean(np.take_along_axis(log_p, y[..., None], -1))
+    assert pe_lib.task_loss(model, 6, n_sequences=8, seed=0) == pytest.approx(expected, rel=1e-12)
