@@ -225,3 +225,6 @@ def test_a_grid_of_one_seed_and_one_rate_trains_to_its_longest_snapshot(monkeypa
     (model,) = grid[1e-2, 8]
     assert (model.config.seed, model.config.learning_rate, model.config.steps) == (2, 1e-2, 8)
     assert model.losses.shape == (8,)
+    # it starts from the seed's initial weights, not nudged ones
+    np.testing.assert_array_equal(training._flatten(model.initial_params),
+                                  training._flatten(training._init(model.config, 2)))
