@@ -223,9 +223,27 @@ def test_a_grid_of_one_seed_and_one_rate_trains_to_its_longest_snapshot(monkeypa
     (a lookback task with vocab_size 5 and k = 2, not the defaults), computed again here from the logits."""
     monkeypatch.setattr(training, "CHUNK_STEPS", 4)
     monkeypatch.setitem(training.DEFAULTS, "steps", 4)
+    shown = []
+
+    class Shown:  # records what the run's progress bar would show
+        def __init__(self, label, total, *, enabled=None):
+            shown.append((label, total, enabled))
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def update(self, done):
+            shown.append(done)
+
+    monkeypatch.setattr(training, "Progress", Shown)
     settings = TINY | dict(vocab_size=5, offset=2)
     grid = pe_lib.train_grid("lookback", "t5", seeds=(2,), learning_rates=(1e-2,), steps=(8,), progress=False,
                              **settings)
+    assert shown == [("training a Transformer: task lookback, encoding t5, 8 steps, learning rates 0.01", 8, False),
+                     4, 8]
     assert list(grid) == [(1e-2, 8)]
     (model,) = grid[1e-2, 8]
     assert (model.config.seed, model.config.learning_rate, model.config.steps) == (2, 1e-2, 8)

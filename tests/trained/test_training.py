@@ -350,3 +350,31 @@ def test_accuracy_and_loss_read_the_models_own_vocabulary_and_offset():
     expected = -np.mean(np.take_along_axis(log_p, y[..., None], -1))
     assert pe_lib.task_loss(model, 6, n_sequences=8, seed=0) == pytest.approx(expected, rel=1e-12)
 
+
+
+class RecordedProgress:
+    """Stands in for pe_lib.book._progress.Progress: records what a training run asks it to show."""
+
+    calls: list = []
+
+    def __init__(self, label, total, *, enabled=None):
+        self.calls.append((label, total, enabled))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, done):
+        self.calls.append(done)
+
+
+def test_training_progress_names_the_run_and_counts_its_steps(monkeypatch):
+    monkeypatch.setattr(training, "Progress", RecordedProgress)
+    monkeypatch.setattr(RecordedProgress, "calls", [])
+    pe_lib.train_transformers("reverse", "learned", seeds=(1, 0), progress=True, **SHORT)
+    pe_lib.train_transformer("reverse", "learned", progress=False, **SHORT)
+    assert RecordedProgress.calls == [
+        ("training a Transformer: task reverse, encoding learned, 13 steps, seeds 1, 0", 13, True), 13,
+        ("training a Transformer: task reverse, encoding learned, 13 steps", 13, False), 13]
