@@ -349,6 +349,11 @@ def test_accuracy_and_loss_read_the_models_own_vocabulary_and_offset():
     log_p = z - np.log(np.exp(z).sum(-1, keepdims=True))
     expected = -np.mean(np.take_along_axis(log_p, y[..., None], -1))
     assert pe_lib.task_loss(model, 6, n_sequences=8, seed=0) == pytest.approx(expected, rel=1e-12)
+    # with keys at most one place away, from the logits of that restricted model
+    z = training.run_model(model, tokens, max_offset=1)[:, counts].astype(np.float64)
+    log_p = z - np.log(np.exp(z).sum(-1, keepdims=True))
+    expected = -np.mean(np.take_along_axis(log_p, y[..., None], -1))
+    assert pe_lib.task_loss(model, 6, n_sequences=8, seed=0, max_offset=1) == pytest.approx(expected, rel=1e-12)
 
 
 
