@@ -383,3 +383,19 @@ def test_training_progress_names_the_run_and_counts_its_steps(monkeypatch):
     assert RecordedProgress.calls == [
         ("training a Transformer: task reverse, encoding learned, 13 steps, seeds 1, 0", 13, True), 13,
         ("training a Transformer: task reverse, encoding learned, 13 steps", 13, False), 13]
+
+
+def test_bad_lengths_offsets_and_models_are_named(short_learned):
+    with pytest.raises(ValueError, match=r"^max_offset must be an integer >= 0, got -1$"):
+        pe_lib.task_accuracy(short_learned, 8, max_offset=-1)
+    with pytest.raises(ValueError, match=r"^seq_len must be an integer >= 1, got 0$"):
+        pe_lib.task_accuracy(short_learned, 0)
+    with pytest.raises(ValueError, match=r"got str$"):
+        pe_lib.task_accuracy("model", 8)
+    # max_offset 0 is allowed: every query of this bidirectional model then sees only its own token
+    tokens = pe_lib.task_batch("reverse", 2, 8, seed=1)[0]
+    changed = tokens.copy()
+    changed[:, 1:] = (changed[:, 1:] + 1) % 16
+    a, b = (training.run_model(short_learned, t, max_offset=0) for t in (tokens, changed))
+    np.testing.assert_array_equal(a[:, 0], b[:, 0])
+    assert np.abs(training.run_model(short_learned, changed)[:, 0] - a[:, 0]).max() > 1e-3
