@@ -399,3 +399,20 @@ def test_bad_lengths_offsets_and_models_are_named(short_learned):
     a, b = (training.run_model(short_learned, t, max_offset=0) for t in (tokens, changed))
     np.testing.assert_array_equal(a[:, 0], b[:, 0])
     assert np.abs(training.run_model(short_learned, changed)[:, 0] - a[:, 0]).max() > 1e-3
+
+
+def test_config_bounds_of_the_learned_scale_and_of_the_offset():
+    """learned_init_std 0 is allowed (a zero table), a negative or infinite one named; the offset k
+    limits the length only for lookback."""
+    def config(task="reverse", seq_len=8, offset=3, **kw):
+        return training._config(task, "learned", seq_len=seq_len, steps=1, seed=0, d_model=8, n_layers=1, n_heads=2,
+                                batch_size=2, learning_rate=1e-3, vocab_size=5, offset=offset, **kw)
+
+    assert config(learned_init_std=0.0).learned_init_std == 0.0
+    with pytest.raises(ValueError, match=r"^learned_init_std must be >= 0, got -1\.0$"):
+        config(learned_init_std=-1.0)
+    with pytest.raises(ValueError, match=r"^learned_init_std must be a finite real number, got inf$"):
+        config(learned_init_std=float("inf"))
+    assert config(seq_len=2, offset=3).seq_len == 2  # reverse: k does not apply
+    with pytest.raises(ValueError, match=r"^lookback with offset k=3 needs seq_len > k, got seq_len=3$"):
+        config("lookback", seq_len=3)
