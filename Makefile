@@ -127,7 +127,12 @@ bench: venv
 # these modules (every module that computes) should fail a unit test. MUTATE picks modules (for example
 # `make mutate MUTATE="modern.timestep modern.grid" MUTATE_JOBS=1`), MUTATE_JOBS the parallel workers
 # (the machine is shared: keep it small). Incremental: results are kept in mutants/. All of them take
-# hours on two cores; the JAX modules (trained.*) recompile the model for every mutant.
+# hours on two cores; the JAX modules (trained.*) recompile the model for every mutant (2 s to 10 s
+# per mutant under load, one worker). JAX under mutmut: each mutant runs in a process forked from a
+# server that has only collected the tests (pyproject), so its jitted code is traced afresh with the
+# mutant active (checked: the attention scale * sqrt(d_k), the bias sign, sqrt(shape[-2]) are killed);
+# tests/trained/conftest.py makes the stats run record every test that traces the model. The compiled
+# mutants go to their own cache (mutants/jax-cache), not to pe_lib's cache of the real model.
 MUTATE_ENCODINGS := encodings.frequencies encodings.sinusoidal encodings.shift encodings.rope encodings.alibi \
   encodings.t5 encodings.precision encodings.variants encodings.hands
 MUTATE_ANALYSIS := analysis.similarity analysis.embedding analysis.relative analysis.probe analysis.linear_fit \
@@ -146,7 +151,8 @@ $(VENV)/.mutate-installed: requirements-mutate.txt $(VENV)/.installed
 	@touch $@
 
 mutate: $(VENV)/.mutate-installed
-	$(BIN)/mutmut run --max-children $(MUTATE_JOBS) $(foreach m,$(MUTATE),"pe_lib.$(m).*")
+	PE_LIB_JAX_CACHE=$(CURDIR)/mutants/jax-cache XLA_FLAGS=--xla_cpu_multi_thread_eigen=false \
+	  $(BIN)/mutmut run --max-children $(MUTATE_JOBS) $(foreach m,$(MUTATE),"pe_lib.$(m).*")
 	@$(BIN)/python tools/mutation_summary.py $(MUTATE)
 	@echo "make mutate: see a survivor with $(BIN)/mutmut show <name>"
 

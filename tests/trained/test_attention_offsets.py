@@ -52,3 +52,16 @@ def test_a_lookback_head_that_drifts():
 def test_bad_input_is_refused_with_a_message(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_score_by_offset_of_maps_with_leading_axes_by_hand():
+    """(1, H, n, n) maps with H != n, each averaged by hand per offset; a 1 x 1 map is its one score; an
+    empty one is refused."""
+    from pe_lib.trained.attention_offsets import score_by_offset
+
+    maps = np.array([[[1, -np.inf], [3, 5]], [[2, -np.inf], [4, 8]], [[0, -np.inf], [6, 0]]])  # (3, 2, 2)
+    # offset 0: the mean of the diagonal; offset 1: the one entry below it
+    np.testing.assert_array_equal(score_by_offset(maps[None]), [[[3, 3], [5, 4], [0, 6]]])
+    np.testing.assert_array_equal(score_by_offset(np.array([[7]])), [7])
+    with pytest.raises(ValueError, match="square maps"):
+        score_by_offset(np.zeros((1, 3, 0, 0)))

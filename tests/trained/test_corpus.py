@@ -113,3 +113,40 @@ def test_empty_database_is_refused(tmp_path):
     path = write_bible(tmp_path / "empty.db", [])
     with pytest.raises(ValueError, match="holds no text"):
         corpus.read_kjv_chapters(path)
+
+
+def test_held_out_windows_of_the_corpus_read_its_held_out_chapters():
+    """Without text=, the windows are read from the held-out part of the installed corpus (checked on the
+    characters themselves); n_characters may be all the text can score, not one more."""
+    from pe_lib.trained.corpus import corpus_split, held_out_windows
+
+    held = corpus_split()[1]
+    tokens, targets = held_out_windows(4, n_characters=8)
+    assert tokens.shape == targets.shape == (2, 4) and tokens.dtype == targets.dtype == np.int32
+    assert bytes(tokens.astype(np.uint8).ravel()).decode() == held[:8]
+    assert bytes(targets.astype(np.uint8).ravel()).decode() == held[1:9]
+    assert held_out_windows(2, n_characters=4, text="abcde")[1].tolist() == [[98, 99], [100, 101]]  # all 4
+    with pytest.raises(ValueError, match="n_characters=5 is more than the 4 the text can score"):
+        held_out_windows(2, n_characters=5, text="abcde")
+
+
+def test_text_batch_of_given_ids_as_documented():
+    """int32 windows and a bool mask, the default seed 0; a text of exactly seq_len + 1 characters is enough."""
+    from pe_lib.trained.corpus import text_batch
+
+    ids = np.arange(5, dtype=np.int64)
+    tokens, targets, counts = text_batch(3, 4, ids=ids)
+    assert tokens.dtype == targets.dtype == np.int32 and counts.dtype == bool
+    np.testing.assert_array_equal(tokens, np.tile(np.arange(4), (3, 1)))  # the only window starts at 0
+    np.testing.assert_array_equal(targets, np.tile(np.arange(1, 5), (3, 1)))
+    ids = np.arange(100)
+    starts = np.random.default_rng(0).integers(0, 100 - 4, size=3)
+    np.testing.assert_array_equal(text_batch(3, 4, ids=ids)[0][:, 0], starts)
+
+
+def test_split_chapters_every_second_and_never_every_one():
+    from pe_lib.trained.corpus import split_chapters
+
+    assert split_chapters(["a", "b", "c", "d"], every=2) == ("a\nc", "b\nd")
+    with pytest.raises(ValueError, match=r"^every must be an integer >= 2, got 1$"):
+        split_chapters(["a", "b"], every=1)

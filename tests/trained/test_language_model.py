@@ -98,3 +98,21 @@ def test_task_loss_sends_text_models_to_text_loss_and_refuses_the_synthetic_opti
     assert pe_lib.task_loss(model, 4, text="abcdefghi") == pe_lib.text_loss(model, 4, text="abcdefghi")
     with pytest.raises(ValueError, match="takes n_characters, text and corpus"):
         pe_lib.task_loss(model, 4, max_offset=2)
+
+
+def test_log2_softmax_of_large_logits_row_by_row_in_float64():
+    """Each row is shifted by its own maximum: logits 1000 apart neither overflow nor lose the other row."""
+    from pe_lib.trained.language_model import log2_softmax
+
+    got = log2_softmax(np.array([[1000.0, 0.0], [0.0, 0.0]], np.float32))
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, [[0.0, -1000 / np.log(2)], [-1.0, -1.0]], rtol=1e-12, atol=1e-12)
+
+
+def test_n_characters_scores_only_the_first_whole_windows(tiny):
+    logits = np.full(TEXT_VOCAB_SIZE, -60.0)
+    logits[ord("a")], logits[ord("b")] = np.log(3.0), 0.0  # p(a) = 3/4, p(b) = 1/4
+    model = constant_logits(tiny, logits)
+    # "aabaabaaba", windows of 2, 3 characters -> one whole window "aa" predicting "ab"
+    expected = (np.log2(4 / 3) + np.log2(4)) / 2
+    assert pe_lib.task_loss(model, 2, text="aabaabaaba", n_characters=3) == pytest.approx(expected, abs=1e-5)

@@ -89,3 +89,29 @@ def test_model_with_permuted_qk_reorders_only_query_and_key_columns():
         pe_lib.model_with_permuted_qk(training.TrainedTransformer(config, {}, {}, np.zeros(0)), perm)
     with pytest.raises(ValueError, match="perm must be a permutation of 0 .. 3"):
         pe_lib.model_with_permuted_qk(model, [0, 1, 2])
+
+
+def untrained(encoding):
+    config = training._config("reverse", encoding, seq_len=6, steps=1, seed=0, d_model=8, n_layers=1, n_heads=2,
+                              batch_size=2, learning_rate=1e-3, vocab_size=5, offset=3)
+    params = training._init(config, 0)
+    return training.TrainedTransformer(config=config, params=params, initial_params=params, losses=np.zeros(0))
+
+
+def test_position_tables_in_float64_hold_the_float32_vectors_the_model_adds():
+    learned = untrained("learned")
+    table = pe_lib.position_table(learned, 4)
+    assert table.dtype == np.float64
+    np.testing.assert_array_equal(table, learned.params["pos"][:4])
+    table = pe_lib.position_table(untrained("sinusoidal"), 4)
+    assert table.dtype == np.float64
+    np.testing.assert_array_equal(table, pe_lib.sinusoidal(4, 8).astype(np.float32))  # rounded as the model's
+
+
+def test_attention_by_offset_needs_a_matrix_and_a_single_token_is_a_sequence():
+    with pytest.raises(ValueError, match="weights"):
+        pe_lib.attention_by_offset(np.ones(3))
+    model = untrained("none")
+    assert pe_lib.predict(model, np.array([3])).shape == (1,)
+    with pytest.raises(ValueError, match="non-empty integer array"):
+        pe_lib.predict(model, np.array([], dtype=int))

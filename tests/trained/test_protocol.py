@@ -2,6 +2,7 @@
 table's initial scale, T5's trainable bias, and the offset intervention. Each with a reference computed
 here, bad input and determinism."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -62,6 +63,8 @@ def test_grid_is_deterministic(grid, monkeypatch):
         (dict(seeds=()), ValueError, "seeds must be a non-empty sequence"),
         (dict(learning_rate=1e-3), TypeError, "learning_rates= and steps="),
         (dict(colour=1), TypeError, "unknown keyword"),
+        (dict(learning_rates=(0.0,)), ValueError, "learning_rates must all be > 0"),  # 0 learns nothing
+        (dict(progress="yes"), ValueError, "progress must be True, False or None"),
     ],
 )
 def test_bad_grid_arguments(kwargs, error, message):
@@ -211,3 +214,48 @@ def test_score_by_offset_by_hand():
 def test_bad_scores(bad):
     with pytest.raises(ValueError, match="scores"):
         pe_lib.score_by_offset(bad)
+
+
+def test_a_grid_of_one_seed_and_one_rate_trains_to_its_longest_snapshot(monkeypatch):
+    """One seed, one learning rate, and more steps than the default number (made 4 here): the grid trains
+    exactly its longest snapshot and returns its one point, a run of that seed, rate and length. Its first
+    loss is the initial model's cross-entropy on the first batch of the training stream default_rng([seed, 0])
+    (a lookback task with vocab_size 5 and k = 2, not the defaults), computed again here from the logits."""
+    monkeypatch.setattr(training, "CHUNK_STEPS", 4)
+    monkeypatch.setitem(training.DEFAULTS, "steps", 4)
+    shown = []
+
+    class Shown:  # records what the run's progress bar would show
+        def __init__(self, label, total, *, enabled=None):
+            shown.append((label, total, enabled))
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def update(self, done):
+            shown.append(done)
+
+    monkeypatch.setattr(training, "Progress", Shown)
+    settings = TINY | dict(vocab_size=5, offset=2)
+    grid = pe_lib.train_grid("lookback", "t5", seeds=(2,), learning_rates=(1e-2,), steps=(8,), progress=False,
+                             **settings)
+    assert shown == [("training a Transformer: task lookback, encoding t5, 8 steps, learning rates 0.01", 8, False),
+                     4, 8]
+    assert list(grid) == [(1e-2, 8)]
+    (model,) = grid[1e-2, 8]
+    assert (model.config.seed, model.config.learning_rate, model.config.steps) == (2, 1e-2, 8)
+    assert model.losses.shape == (8,)
+    # it starts from the seed's initial weights, not nudged ones
+    np.testing.assert_array_equal(training._flatten(model.initial_params),
+                                  training._flatten(training._init(model.config, 2)))
+    # a chunk of 4 steps draws 4 batches at once; step 1 reads the first batch_size sequences
+    tokens, targets, counts = pe_lib.task_batch("lookback", 4 * 2, 6, vocab_size=5, offset=2,
+                                                seed=np.random.default_rng([2, 0]))
+    initial = dataclasses.replace(model, params=model.initial_params)
+    z = training.run_model(initial, tokens[:2])[:, counts].astype(np.float64)
+    log_p = z - np.log(np.exp(z).sum(-1, keepdims=True))
+    expected = -np.mean(np.take_along_axis(log_p, targets[:2, counts][..., None], -1))
+    assert model.losses[0] == pytest.approx(expected, rel=1e-5)

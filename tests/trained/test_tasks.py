@@ -78,3 +78,33 @@ def test_the_batch_counts_follow_the_offset_and_errors_name_seq_len():  # found 
     np.testing.assert_array_equal(pe_lib.task_batch("lookback", 2, 8, offset=5)[2], np.arange(8) >= 5)
     with pytest.raises(ValueError, match="seq_len"):
         pe_lib.scored_positions("reverse", 0)
+
+
+def test_text_batch_is_windows_of_the_training_text_and_their_next_characters():
+    """task_batch("text") reads windows of the corpus's training text, starts drawn by default_rng(seed)
+    on 0 .. n - L - 1, and the characters one place later as targets (checked on the text itself)."""
+    from pe_lib.trained.corpus import corpus_split
+
+    train = corpus_split()[0]
+    tokens, targets, counts = pe_lib.task_batch("text", 3, 5, seed=7)
+    assert tokens.shape == targets.shape == (3, 5) and counts.tolist() == [True] * 5
+    starts = np.random.default_rng(7).integers(0, len(train) - 5, size=3)
+    for b, s in enumerate(starts):
+        assert bytes(tokens[b].astype(np.uint8)).decode() == train[s : s + 5]
+        assert bytes(targets[b].astype(np.uint8)).decode() == train[s + 1 : s + 6]
+
+
+def test_text_targets_are_not_made_from_the_window():
+    with pytest.raises(ValueError, match=r"^the targets of 'text' are the next characters of the corpus, beyond "
+                                         r"the window: draw them with task_batch\('text', \.\.\.\)$"):
+        pe_lib.task_targets("text", np.array([[1, 2, 3]]))
+
+
+def test_the_shortest_sequences_each_task_accepts():
+    """first: 2 tokens (one scored); lookback: k + 1; reverse: 1. The masks are bools."""
+    assert pe_lib.scored_positions("first", 2).tolist() == [False, True]
+    assert pe_lib.scored_positions("lookback", 4, offset=3).tolist() == [False, False, False, True]
+    counts = pe_lib.scored_positions("reverse", 1)
+    assert counts.dtype == bool and counts.tolist() == [True]
+    with pytest.raises(ValueError, match=r"^seq_len must be an integer >= 1, got 0$"):
+        pe_lib.scored_positions("reverse", 0)

@@ -302,3 +302,117 @@ def test_no_cache_folder_leaves_jax_alone(monkeypatch):
     monkeypatch.setattr(training, "_cache_folder", lambda setting, configured: None)
     monkeypatch.setattr(jax.config, "update", lambda *args: pytest.fail("changed the JAX config"))
     assert training._jax.__wrapped__() is jax
+
+
+def test_a_negative_seed_is_named_in_the_error(short_learned):
+    """(Seed 0 is accepted: test_accuracy_and_loss_read_the_models_own_vocabulary_and_offset evaluates with it.)"""
+    with pytest.raises(ValueError, match=r"^seed must be an integer >= 0, got -1$"):
+        pe_lib.train_transformers("lookback", "rope", seeds=(0, -1))
+    with pytest.raises(ValueError, match=r"^seed must be an integer >= 0, got -1$"):
+        pe_lib.task_accuracy(short_learned, 8, seed=-1)
+
+
+def test_default_seed_is_0_and_train_transformers_does_not_nudge_by_default(short_learned):
+    """short_learned is train_transformer with the default seed: seed 0's initial weights, as those of
+    train_transformers with seeds=(0,) and the default nudge (none)."""
+    assert short_learned.config.seed == 0
+    (again,) = pe_lib.train_transformers("reverse", "learned", seeds=(0,), **SHORT)
+    initial = training._flatten(again.initial_params)
+    np.testing.assert_array_equal(initial, training._flatten(short_learned.initial_params))
+    np.testing.assert_array_equal(initial, training._flatten(training._init(short_learned.config, 0)))
+    with pytest.raises(ValueError, match="progress must be True, False or None"):
+        pe_lib.train_transformers("reverse", "learned", seeds=(0,), progress="yes", **SHORT)
+
+
+def test_configs_that_differ_only_in_data_share_one_compiled_step():
+    """Task, encoding, seed, steps, offset, learning rate and the learned table's scale enter the compiled
+    step as data: _shared maps configs that differ only in those to one key; the sizes keep theirs."""
+    a = training._config("lookback", "rope", seq_len=8, steps=7, seed=3, d_model=8, n_layers=1, n_heads=2,
+                         batch_size=2, learning_rate=1e-2, vocab_size=5, offset=2, learned_init_std=0.3)
+    b = training._config("reverse", "t5", seq_len=8, steps=1, seed=0, d_model=8, n_layers=1, n_heads=2,
+                         batch_size=2, learning_rate=3e-3, vocab_size=5, offset=1)
+    assert training._shared(a) == training._shared(b)
+    assert training._shared(a) != training._shared(dataclasses.replace(b, d_model=16))
+
+
+def test_accuracy_and_loss_read_the_models_own_vocabulary_and_offset():
+    """An (untrained) lookback model with vocab_size 5 and k = 2, neither the default: both measures
+    are computed again here from default_rng([seed, 1])'s sequences of that task and its logits."""
+    config = training._config("lookback", "none", seq_len=6, steps=1, seed=0, d_model=8, n_layers=1, n_heads=2,
+                              batch_size=2, learning_rate=1e-3, vocab_size=5, offset=2)
+    params = training._init(config, 0)
+    model = training.TrainedTransformer(config=config, params=params, initial_params=params, losses=np.zeros(0))
+    tokens, targets, counts = pe_lib.task_batch("lookback", 8, 6, vocab_size=5, offset=2, seed=[0, 1])
+    z = training.run_model(model, tokens)[:, counts].astype(np.float64)  # (8, 4 scored positions, 5)
+    y = targets[:, counts]
+    assert pe_lib.task_accuracy(model, 6, n_sequences=8, seed=0) == np.mean(z.argmax(-1) == y)
+    log_p = z - np.log(np.exp(z).sum(-1, keepdims=True))
+    expected = -np.mean(np.take_along_axis(log_p, y[..., None], -1))
+    assert pe_lib.task_loss(model, 6, n_sequences=8, seed=0) == pytest.approx(expected, rel=1e-12)
+    # with keys at most one place away, from the logits of that restricted model
+    z = training.run_model(model, tokens, max_offset=1)[:, counts].astype(np.float64)
+    log_p = z - np.log(np.exp(z).sum(-1, keepdims=True))
+    expected = -np.mean(np.take_along_axis(log_p, y[..., None], -1))
+    assert pe_lib.task_loss(model, 6, n_sequences=8, seed=0, max_offset=1) == pytest.approx(expected, rel=1e-12)
+
+
+
+class RecordedProgress:
+    """Stands in for pe_lib.book._progress.Progress: records what a training run asks it to show."""
+
+    calls: list = []
+
+    def __init__(self, label, total, *, enabled=None):
+        self.calls.append((label, total, enabled))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, done):
+        self.calls.append(done)
+
+
+def test_training_progress_names_the_run_and_counts_its_steps(monkeypatch):
+    monkeypatch.setattr(training, "Progress", RecordedProgress)
+    monkeypatch.setattr(RecordedProgress, "calls", [])
+    pe_lib.train_transformers("reverse", "learned", seeds=(1, 0), progress=True, **SHORT)
+    pe_lib.train_transformer("reverse", "learned", progress=False, **SHORT)
+    assert RecordedProgress.calls == [
+        ("training a Transformer: task reverse, encoding learned, 13 steps, seeds 1, 0", 13, True), 13,
+        ("training a Transformer: task reverse, encoding learned, 13 steps", 13, False), 13]
+
+
+def test_bad_lengths_offsets_and_models_are_named(short_learned):
+    with pytest.raises(ValueError, match=r"^max_offset must be an integer >= 0, got -1$"):
+        pe_lib.task_accuracy(short_learned, 8, max_offset=-1)
+    with pytest.raises(ValueError, match=r"^seq_len must be an integer >= 1, got 0$"):
+        pe_lib.task_accuracy(short_learned, 0)
+    with pytest.raises(ValueError, match=r"got str$"):
+        pe_lib.task_accuracy("model", 8)
+    # max_offset 0 is allowed: every query of this bidirectional model then sees only its own token
+    tokens = pe_lib.task_batch("reverse", 2, 8, seed=1)[0]
+    changed = tokens.copy()
+    changed[:, 1:] = (changed[:, 1:] + 1) % 16
+    a, b = (training.run_model(short_learned, t, max_offset=0) for t in (tokens, changed))
+    np.testing.assert_array_equal(a[:, 0], b[:, 0])
+    assert np.abs(training.run_model(short_learned, changed)[:, 0] - a[:, 0]).max() > 1e-3
+
+
+def test_config_bounds_of_the_learned_scale_and_of_the_offset():
+    """learned_init_std 0 is allowed (a zero table), a negative or infinite one named; the offset k
+    limits the length only for lookback."""
+    def config(task="reverse", seq_len=8, offset=3, **kw):
+        return training._config(task, "learned", seq_len=seq_len, steps=1, seed=0, d_model=8, n_layers=1, n_heads=2,
+                                batch_size=2, learning_rate=1e-3, vocab_size=5, offset=offset, **kw)
+
+    assert config(learned_init_std=0.0).learned_init_std == 0.0
+    with pytest.raises(ValueError, match=r"^learned_init_std must be >= 0, got -1\.0$"):
+        config(learned_init_std=-1.0)
+    with pytest.raises(ValueError, match=r"^learned_init_std must be a finite real number, got inf$"):
+        config(learned_init_std=float("inf"))
+    assert config(seq_len=2, offset=3).seq_len == 2  # reverse: k does not apply
+    with pytest.raises(ValueError, match=r"^lookback with offset k=3 needs seq_len > k, got seq_len=3$"):
+        config("lookback", seq_len=3)

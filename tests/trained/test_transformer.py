@@ -194,3 +194,69 @@ def test_initial_weights_do_not_depend_on_the_encoding():
     np.testing.assert_array_equal(a.params["unembed"], b.params["unembed"])
     np.testing.assert_array_equal(a.params["pos"], b.params["pos"])  # every model has one; only learned adds it
     assert dataclasses.replace(a.config, encoding="learned") == b.config
+
+
+def test_rope_angles_are_float32_cos_and_sin_of_m_omega():
+    """cos and sin of theta = m * 10000^(-2i/d_k), written again here, in the float32 the docstring promises."""
+    cos, sin = tf.rope_angles(6, 4)
+    assert cos.dtype == np.float32 and sin.dtype == np.float32
+    theta = np.arange(6)[:, None] * 10000.0 ** (-2 * np.arange(2)[None, :] / 4)
+    np.testing.assert_allclose(cos, np.cos(theta), rtol=0, atol=1e-7)
+    np.testing.assert_allclose(sin, np.sin(theta), rtol=0, atol=1e-7)
+
+
+def test_limit_offsets_masks_far_keys_of_a_bias_with_leading_axes():
+    """-inf exactly where |i - j| > max_offset, the rest kept, on a (B, H, L, L) bias with H != L, in float32."""
+    bias = np.random.default_rng(0).normal(size=(2, 3, 5, 5))
+    got = tf.limit_offsets(bias, 1)
+    assert got.dtype == np.float32 and got.shape == (2, 3, 5, 5)
+    i, j = np.indices((5, 5))
+    far = np.abs(i - j) > 1
+    assert np.all(got[..., far] == -np.inf)
+    np.testing.assert_array_equal(got[..., ~far], bias.astype(np.float32)[..., ~far])
+
+
+def test_initial_parameters_have_the_documented_shapes_scales_and_dtype():
+    """Every array float32; weights N(0, 1/fan_in) (d_ff = 4 d_model), embeddings N(0, 1), the learned
+    table N(0, 1/2), gains 1 and biases 0; the embeddings are the first draw of default_rng([seed, 1])."""
+    d_model, n_heads, vocab, max_len = 64, 4, 50, 40
+    p = tf.init_params(3, vocab_size=vocab, d_model=d_model, n_layers=1, n_heads=n_heads, max_len=max_len)
+    assert all(leaf.dtype == np.float32 for leaf in jax.tree_util.tree_leaves(p))
+    np.testing.assert_array_equal(p["embed"], np.random.default_rng([3, 1]).standard_normal((vocab, d_model))
+                                  .astype(np.float32))
+    block = p["blocks"][0]
+    expected_std = {"w_q": d_model**-0.5, "w_k": d_model**-0.5, "w_v": d_model**-0.5, "w_o": d_model**-0.5,
+                    "w_1": d_model**-0.5, "w_2": (4 * d_model) ** -0.5}
+    assert block["w_q"].shape == (n_heads, d_model, d_model // n_heads)
+    assert block["w_1"].shape == (d_model, 4 * d_model) and block["w_2"].shape == (4 * d_model, d_model)
+    for name, std in expected_std.items():  # >= 4096 draws each: the sample std is within 5% of std
+        assert np.std(block[name]) == pytest.approx(std, rel=0.05), name
+    assert np.std(p["unembed"]) == pytest.approx(d_model**-0.5, rel=0.05)
+    assert np.std(p["pos"]) == pytest.approx(np.sqrt(0.5), rel=0.05) and p["pos"].shape == (max_len, d_model)
+    for gain in (block["ln1_g"], block["ln2_g"], p["lnf_g"]):
+        np.testing.assert_array_equal(gain, np.ones(d_model))
+    for bias in (block["ln1_b"], block["ln2_b"], block["b_2"], p["lnf_b"], block["b_1"], p["rel_bias"]):
+        assert not bias.any()
+    assert block["b_1"].shape == (4 * d_model,) and p["rel_bias"].shape == (32, n_heads)
+
+
+def test_forward_collects_the_attention_weights_unless_asked_for_scores():
+    """forward(..., collect=True) returns the weights (rows of non-negative numbers summing to 1), not the scores."""
+    model = untrained("reverse", "none", seq_len=5, d_model=8, n_layers=1)
+    tokens = tokens_for(model, n_seqs=1)
+    given = inputs("none", 5, d_model=8, causal=False, max_len=5)
+    collected = jax.jit(lambda p, t, i: tf.forward(p, t, i, collect=True), compiler_options=FAST_COMPILE)
+    logits, states, maps = (np.asarray(a) for a in collected(model.params, tokens, given))
+    assert maps.shape == (1, 1, 2, 5, 5) and states.shape == (2, 1, 5, 8) and logits.shape == (1, 5, 11)
+    assert maps.min() >= 0
+    np.testing.assert_allclose(maps.sum(-1), 1, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("encoding", ["none", "sinusoidal", "learned", "rope", "alibi", "t5"])
+def test_position_inputs_are_float32_and_int32(encoding):
+    """The docstring's dtypes: every input float32, the rows of the learned table and T5's buckets int32."""
+    given = inputs(encoding, 6, d_model=8, n_heads=2, causal=False, max_len=6)
+    ints = {"rows", "buckets"}
+    assert {name: given[name].dtype for name in given} == {
+        name: np.dtype(np.int32 if name in ints else np.float32) for name in given}
+    assert given["cos"].shape == given["sin"].shape == (6, 2) and given["buckets"].shape == (6, 6)
