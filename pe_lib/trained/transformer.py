@@ -132,7 +132,8 @@ def init_params(seed, *, vocab_size: int, d_model: int, n_layers: int, n_heads: 
                 learned_init_std: float = LEARNED_INIT_STD) -> dict:
     r"""Random parameters (numpy float32) from ``numpy.random.default_rng([seed, 1])``: every weight
     with ``fan_in`` input rows :math:`\sim\mathcal N(0, 1/\mathrm{fan\_in})`, token embeddings
-    :math:`\mathcal N(0, 1)`, a learned position table :math:`\mathcal N(0, 0.1^2)`, biases 0,
+    :math:`\mathcal N(0, 1)`, a learned position table :math:`\mathcal N(0, s^2)` with
+    ``s = learned_init_std`` (default ``LEARNED_INIT_STD``, :math:`1/\sqrt 2`), biases 0,
     layer-norm gains 1. Returns the pytree described in the module docstring."""
     rng = np.random.default_rng([seed, 1])
     d_k, d_ff = d_model // n_heads, 4 * d_model
