@@ -14,6 +14,7 @@ the current one and trains one configuration again from scratch to compare. Usag
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
 import json
@@ -47,13 +48,27 @@ CODE_FILES = ("trained/training.py", "trained/transformer.py", "trained/tasks.py
               "encodings/frequencies.py", "encodings/alibi.py")
 
 
+def _code_only(source: str) -> str:
+    """The syntax tree of a module's source without its docstrings (and so without comments or layout)."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, include_attributes=False)
+
+
 def code_version() -> str:
-    """SHA-256 (first 16 hex digits) of the source files of :data:`CODE_FILES`, in that order."""
+    """SHA-256 (first 16 hex digits) of the code of the files of :data:`CODE_FILES`, in that order: their
+    syntax trees without docstrings, so that a corrected comment or docstring keeps the stored results
+    valid while any change to what the code does (a constant, an operator, a name) does not."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the pe_lib folder
     digest = hashlib.sha256()
     for name in CODE_FILES:
-        with open(os.path.join(root, name), "rb") as file:
-            digest.update(name.encode() + b"\0" + file.read() + b"\0")
+        with open(os.path.join(root, name), encoding="utf-8") as file:
+            digest.update(name.encode() + b"\0" + _code_only(file.read()).encode() + b"\0")
     return digest.hexdigest()[:16]
 
 

@@ -364,8 +364,8 @@ def train_grid(task, encoding, *, seeds=(0, 1, 2), learning_rates=(3e-3, 1e-2), 
     steps = _check_values(steps, "steps", lambda v, name: check_positive_int(v, name=name))
     if any(n % CHUNK_STEPS for n in steps):
         raise ValueError(f"steps must be multiples of {CHUNK_STEPS} (snapshots between compiled chunks), got {steps}")
-    if "learning_rate" in settings:  # (steps= is this function's own argument, a grid)
-        raise TypeError("train_grid() takes learning_rates= as a grid, not learning_rate=")
+    if "steps" in settings or "learning_rate" in settings:
+        raise TypeError("train_grid() takes learning_rates= and steps= as grids, not learning_rate= or steps=")
     settings = _check_settings(settings, "train_grid")
     longest = dict(steps=max(steps), learning_rate=learning_rates[0])
     config = _config(task, encoding, seed=seeds[0], **(settings | longest))

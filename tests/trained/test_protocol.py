@@ -61,7 +61,7 @@ def test_grid_is_deterministic(grid, monkeypatch):
         (dict(steps=(0,)), ValueError, "steps must be"),
         (dict(steps="100"), ValueError, "steps must be a non-empty sequence"),
         (dict(seeds=()), ValueError, "seeds must be a non-empty sequence"),
-        (dict(learning_rate=1e-3), TypeError, "learning_rates= as a grid, not learning_rate="),
+        (dict(learning_rate=1e-3), TypeError, "learning_rates= and steps="),
         (dict(colour=1), TypeError, "unknown keyword"),
         (dict(learning_rates=(0.0,)), ValueError, "learning_rates must all be > 0"),  # 0 learns nothing
         (dict(progress="yes"), ValueError, "progress must be True, False or None"),

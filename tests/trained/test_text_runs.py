@@ -121,3 +121,16 @@ def test_save_and_load_results(tmp_path):
     text_runs.save_results(results, tmp_path / "r.json")
     assert text_runs.load_results(tmp_path / "r.json") == results
     assert (tmp_path / "r.json").read_text().endswith("}\n")
+
+
+def test_the_code_version_ignores_docstrings_and_comments_but_not_code():
+    """A corrected docstring or comment keeps the stored results valid; a changed constant or operator does not."""
+    base = '"""Module."""\n\ndef f(x):\n    """Twice x."""\n    return 2 * x  # doubled\n\nclass C:\n    """A class."""\n'
+    same = ('"""Module, reworded."""\n\ndef f(x):\n    """Two times x."""\n    return 2 * x  # twice\n\n'
+            'class C:\n    """Another word."""\n')
+    assert text_runs._code_only(base) == text_runs._code_only(same)
+    for changed in (base.replace("2 * x", "3 * x"), base.replace("2 * x", "2 + x"), base.replace("def f", "def g"),
+                    base.replace('    """Twice x."""\n', '    "Twice x."\n    x = -x\n')):
+        assert text_runs._code_only(base) != text_runs._code_only(changed), changed
+    # a body that is only a docstring keeps a statement
+    assert "Pass" in text_runs._code_only('def f():\n    """Nothing."""\n')
