@@ -125,7 +125,8 @@ def test_save_and_load_results(tmp_path):
 
 def test_the_code_version_ignores_docstrings_and_comments_but_not_code():
     """A corrected docstring or comment keeps the stored results valid; a changed constant or operator does not."""
-    base = '"""Module."""\n\ndef f(x):\n    """Twice x."""\n    return 2 * x  # doubled\n\nclass C:\n    """A class."""\n'
+    base = ('"""Module."""\n\ndef f(x):\n    """Twice x."""\n    return 2 * x  # doubled\n\n'
+            'class C:\n    """A class."""\n')
     same = ('"""Module, reworded."""\n\ndef f(x):\n    """Two times x."""\n    return 2 * x  # twice\n\n'
             'class C:\n    """Another word."""\n')
     assert text_runs._code_only(base) == text_runs._code_only(same)
