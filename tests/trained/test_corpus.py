@@ -107,6 +107,9 @@ def test_unigram_bits_by_hand():
     # train "aab": counts a=2, b=1 of 3, smoothed over 128 codes: p(a) = 3/131, p(b) = 2/131
     expected = -(np.log2(3 / 131) + np.log2(2 / 131)) / 2
     assert pe_lib.unigram_bits("aab", "ab") == pytest.approx(expected, rel=1e-12)
+    # 'z' never occurs in train and comes after every code it holds: add-one gives it 1/131
+    unseen = -(np.log2(3 / 131) + np.log2(2 / 131) + np.log2(1 / 131)) / 3
+    assert pe_lib.unigram_bits("aab", "abz") == pytest.approx(unseen, rel=1e-12)
 
 
 def test_empty_database_is_refused(tmp_path):

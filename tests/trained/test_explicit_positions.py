@@ -73,6 +73,24 @@ def test_rope_sees_only_differences_of_positions(models):
     assert np.abs(doubled - base).max() > 1e-3
 
 
+def test_rope_frequencies_and_factor_given_replace_the_models(models):
+    # with every frequency 0 no token is rotated, and with attention factor 0 every query and key is 0:
+    # either way the positions no longer matter, where the model's own frequencies see them
+    model = models["first", "rope"]
+    tokens = pe_lib.task_batch("first", 4, L, seed=5)[0]
+    causal = np.tril(np.ones((L, L), bool))
+    scattered = np.array([0, 6, 2, 9, 4, 30, 1, 7])
+    own = pe_lib.logits_at(model, tokens, positions=scattered, allowed=causal)
+    assert np.abs(own - pe_lib.logits_at(model, tokens, positions=np.arange(L), allowed=causal)).max() > 1e-2
+    for change in ({"inv_freq": np.zeros(L // 2)}, {"attention_factor": 0.0}):
+        at_0_to_7 = pe_lib.logits_at(model, tokens, positions=np.arange(L), allowed=causal, **change)
+        got = pe_lib.logits_at(model, tokens, positions=scattered, allowed=causal, **change)
+        np.testing.assert_allclose(got, at_0_to_7, atol=5e-6)
+        predicted = pe_lib.predict_at(model, tokens, positions=scattered, allowed=causal, **change)
+        np.testing.assert_array_equal(predicted, at_0_to_7.argmax(axis=-1))
+        assert (predicted != own.argmax(axis=-1)).any()  # the change changes some answers
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [

@@ -111,8 +111,9 @@ def test_a_term_that_is_the_whole_score_has_share_one():
 
 @pytest.mark.parametrize("terms, message", [
     (np.zeros((2, 3, 4)), "square"),
-    (np.zeros((2, 3)), "shape"),
-    (np.ones((2, 3, 3)), "constant"),
+    (np.zeros((2, 3)), r"^terms must have shape \(terms, \.\.\., L, L\), got shape \(2, 3\)$"),
+    (np.arange(9.0).reshape(3, 3), r"^terms must have shape \(terms, \.\.\., L, L\), got shape \(3, 3\)$"),
+    (np.ones((2, 3, 3)), "^the scores are constant, so the shares of their variance are undefined$"),
 ])
 def test_term_shares_bad_input(terms, message):
     with pytest.raises(ValueError, match=message):
@@ -164,3 +165,80 @@ def test_commuting_share():
         head_terms.commuting_projection(np.zeros((3, 3)))
     with pytest.raises(ValueError, match="even size"):
         head_terms.commuting_projection(np.zeros((4, 2)))
+
+
+def terms_by_hand(model, tokens, head):
+    """The module doc's formulas in float64, one step at a time (tokens: (B, L))."""
+    block = model.params["blocks"][0]
+    length, d = tokens.shape[1], model.config.d_model
+    e = np.asarray(model.params["embed"], dtype=float)[tokens]
+    if model.config.encoding == "learned":
+        p = np.asarray(model.params["pos"], dtype=float)[:length]
+    else:
+        p = pe_lib.sinusoidal(length, d).astype(np.float32).astype(float)
+    x = (e + p).astype(np.float32).astype(float)  # the model adds in float32
+    sigma = np.sqrt(np.mean((x - x.mean(axis=2, keepdims=True)) ** 2, axis=2, keepdims=True) + 1e-5)
+    g, beta = np.asarray(block["ln1_g"], dtype=float), np.asarray(block["ln1_b"], dtype=float)
+    c = g * (e - e.mean(axis=2, keepdims=True)) / sigma + beta
+    q = g * (p - p.mean(axis=1, keepdims=True)) / sigma
+    w_q, w_k = (np.asarray(block[name][head], dtype=float) for name in ("w_q", "w_k"))
+    w = w_q @ w_k.T / np.sqrt(w_q.shape[1])
+    return np.stack([np.einsum("bid,de,bje->bij", a, w, b) for a, b in ((c, c), (c, q), (q, c), (q, q))])
+
+
+@pytest.mark.parametrize("name", ["sinusoidal", "learned"])
+def test_the_four_terms_of_shorter_sequences_by_hand_in_float64(models, name):
+    # 5 tokens of a model trained on 8: the position table is cut to 5 rows; float64 throughout, so the
+    # terms agree with the formulas to rounding (a float32 step would leave errors near 1e-7)
+    model = models[name]
+    tokens = np.array([[3, 1, 4, 1, 5], [9, 2, 6, 5, 3]])
+    got = pe_lib.head_score_terms(model, tokens, head=1)
+    assert got.dtype == np.float64 and got.shape == (4, 2, 5, 5)
+    np.testing.assert_allclose(got, terms_by_hand(model, tokens, head=1), rtol=1e-11, atol=1e-13)
+
+
+def test_positional_form_by_hand_in_float64(models):
+    model = models["sinusoidal"]
+    block = model.params["blocks"][0]
+    d = model.config.d_model
+    forms = []
+    for head in (0, 1):
+        w_q, w_k = (np.asarray(block[name][head], dtype=float) for name in ("w_q", "w_k"))
+        w = w_q @ w_k.T / np.sqrt(w_q.shape[1])
+        gamma = np.diag(np.asarray(block["ln1_g"], dtype=float))
+        centre = np.eye(d) - np.full((d, d), 1 / d)
+        forms.append(centre @ gamma @ w @ gamma @ centre)
+    np.testing.assert_allclose(pe_lib.positional_form(model), forms[0], rtol=1e-12, atol=1e-15)  # head 0 by default
+    np.testing.assert_allclose(pe_lib.positional_form(model, head=1), forms[1], rtol=1e-12, atol=1e-15)
+    assert np.abs(forms[0] - forms[1]).max() > 1e-3  # the two heads differ
+
+
+def test_a_bad_head_is_named(models):
+    with pytest.raises(ValueError, match=r"^head must be an integer >= 0, got -1$"):
+        pe_lib.positional_form(models["sinusoidal"], head=-1)
+
+
+def test_a_constant_added_to_a_term_changes_no_share():
+    # Cov(s_t + a, s + b) = Cov(s_t, s): however large the constants, the shares stay those of numpy's
+    # covariances of the small integer terms (the constants are exact in float64)
+    rng = np.random.default_rng(5)
+    small = rng.integers(-5, 6, size=(4, 2, 6, 6)).astype(float)
+    keep = np.tril(np.ones((6, 6), dtype=bool))
+    flat = small[..., keep].reshape(4, -1)
+    total = flat.sum(axis=0)
+    expected = [np.cov(t, total, bias=True)[0, 1] / np.var(total) for t in flat]
+    shifted = small + np.array([1e12, -1e12, 3e12, -2e12])[:, None, None, None]
+    np.testing.assert_allclose(pe_lib.term_shares(shifted), expected, rtol=1e-9)
+
+
+@pytest.mark.parametrize("function", [pe_lib.commuting_projection, pe_lib.commuting_share])
+def test_commuting_functions_refuse_a_matrix_that_is_not_2d(function):
+    with pytest.raises(ValueError, match=r"^w must be 2-D, got shape \(\)$"):
+        function(np.float64(2.0))
+    with pytest.raises(ValueError, match=r"^w must be 2-D, got shape \(4,\)$"):
+        function(np.zeros(4))
+
+
+def test_a_zero_matrix_has_no_commuting_share():
+    with pytest.raises(ValueError, match="^w is zero, so the share of its norm is undefined$"):
+        pe_lib.commuting_share(np.zeros((4, 4)))
