@@ -15,6 +15,8 @@ A chapter ends a figure cell with ``pe_lib.show(fig, alt="...")``. That displays
   narrow screens instead of the desktop image (``_ext/book_figures.py``), so that no text in a
   figure is smaller than 10 CSS px there either (issue 19). nbval does not compare output metadata
   and JupyterLab ignores the key;
+* ``min_text_px`` in the output metadata (and in ``phone``): the smallest text the figure draws, in designed
+  pixels (:func:`smallest_text_pt`), which the site's check of text sizes scales to the shown width;
 * ``alt`` in the output metadata: ``tools/execute.py`` copies it into the cell's
   ``mystnb.image.alt``, which myst-nb writes into the page's ``<img alt=...>``;
 * ``text/plain``: :func:`figure_digest`, a rounded summary of every number the figure draws.
@@ -495,6 +497,27 @@ def _collapses(fig: Figure) -> bool:
     return any("collapsed" in str(w.message) for w in caught)
 
 
+def smallest_text_pt(fig: Figure) -> float | None:
+    """The size in points of the smallest text the figure draws, or ``None`` if it draws none.
+
+    Every visible :class:`~matplotlib.text.Text` with some non-blank text counts: titles, labels, tick
+    labels, legends, annotations (call it after the figure was drawn, as :func:`shown` does after its
+    PNG, so that the tick labels exist). At the figure's dpi a size of ``s`` points is ``s * dpi / 72``
+    designed pixels; the site's figure-text check scales that by the figure's shown width.
+    """
+    from matplotlib.text import Text
+
+    sizes = [t.get_fontsize() for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible())]
+    return float(min(sizes)) if sizes else None
+
+
+def _designed_px(points: float | None, dpi: float) -> float | None:
+    """A font size in designed pixels (``points * dpi / 72``, 2 decimals): the site shows a figure's pixels
+    scaled by its shown width over its designed width."""
+    return None if points is None else round(points * dpi / 72, 2)
+
+
 class ShownFigure:
     """A figure as :func:`show` displays it: ``bundle`` (2x PNG, digest) and ``metadata`` (size, alt).
 
@@ -526,7 +549,8 @@ def shown(fig: Figure, *, alt: str, phone=None) -> ShownFigure:
         )
     png = base64.b64encode(_png(fig, RESOLUTION * fig.dpi)).decode("ascii")
     bundle = {"image/png": png, "text/plain": figure_digest(fig)}
-    metadata = {"image/png": {"width": int(w), "height": int(h), "alt": " ".join(alt.split())}}
+    metadata = {"image/png": {"width": int(w), "height": int(h), "alt": " ".join(alt.split()),
+                              "min_text_px": _designed_px(smallest_text_pt(fig), fig.dpi)}}
     small = None
     if phone_renderings_on():
         small = phone_figure(fig, phone)
@@ -538,6 +562,8 @@ def shown(fig: Figure, *, alt: str, phone=None) -> ShownFigure:
             "png": base64.b64encode(_png(small, RESOLUTION * small.dpi)).decode("ascii"),
             "width": int(pw), "height": int(ph), "stacked": restacks(fig, phone),
         }
+        # its smallest text, drawn by its PNG just above
+        metadata["image/png"]["phone"]["min_text_px"] = _designed_px(smallest_text_pt(small), small.dpi)
     return ShownFigure(bundle, metadata)
 
 

@@ -77,7 +77,8 @@ def test_show_displays_a_2x_png_with_alt_text_and_the_digest(monkeypatch):
     phone = kwargs["metadata"]["image/png"].pop("phone")  # tests/book/test_figures_phone.py checks it
     assert (phone["width"], phone["height"]) == (420, 240)  # 600 px is wider than a phone's 420
     assert kwargs["metadata"] == {
-        "image/png": {"width": 600, "height": 300, "alt": "A line, a small image, two bars and two dots."}
+        "image/png": {"width": 600, "height": 300, "alt": "A line, a small image, two bars and two dots.",
+                      "min_text_px": 13.89}  # the default tick labels, 10 pt, at 100 dpi: 10 * 100 / 72
     }
     png = base64.b64decode(bundle["image/png"])
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
@@ -204,7 +205,7 @@ def test_shown_is_what_show_displays_and_what_glue_stores(monkeypatch):
     data, metadata = IPython.core.formatters.format_display_data(figure)
     assert data["image/png"] == bundle["image/png"] and data["text/plain"] == bundle["text/plain"]
     phone = figure.metadata["image/png"]["phone"]
-    assert metadata["image/png"] == {"width": 600, "height": 300, "alt": alt, "phone": phone}
+    assert metadata["image/png"] == {"width": 600, "height": 300, "alt": alt, "phone": phone, "min_text_px": 13.89}
     with pytest.raises(ValueError, match="alt must describe"):
         pe_lib.shown(fig, alt="a plot")
 
@@ -219,3 +220,22 @@ def test_digest_changes_when_an_arrow_turns():
     cos_sin, sin_cos = drawn([1.0, 0.54], [0.0, 0.84]), drawn([0.0, 0.84], [1.0, 0.54])
     assert cos_sin != sin_cos
     assert "arrows u n=2 min=0.54 max=1" in cos_sin
+
+
+def test_smallest_text_is_the_smallest_visible_text_drawn():
+    """What the site's figure-text check reads: a 7 pt legend is the smallest; hidden and blank texts do not
+    count; a figure without text has none."""
+    fig = Figure(figsize=(4, 3), dpi=100)
+    ax = fig.subplots()
+    ax.plot([0, 1], [0, 1], label="a line")
+    ax.set_title("title", fontsize=14)
+    ax.text(0.5, 0.5, "hidden", fontsize=5).set_visible(False)
+    ax.text(0.2, 0.2, "   ", fontsize=4)
+    io.BytesIO(figures._png(fig, 100))  # drawn, so that the tick labels exist
+    assert figures.smallest_text_pt(fig) == 10.0  # the default tick labels
+    ax.legend(fontsize=7)
+    figures._png(fig, 100)
+    assert figures.smallest_text_pt(fig) == 7.0
+    bare = Figure(figsize=(2, 2), dpi=100)
+    bare.add_axes((0, 0, 1, 1)).set_axis_off()
+    assert figures.smallest_text_pt(bare) is None

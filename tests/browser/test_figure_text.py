@@ -1,10 +1,12 @@
 """How large the text inside the book's figures is on screen, in CSS pixels (issue 19).
 
 A figure is a picture: its labels shrink with it. pe_lib.show stores each figure's designed size in
-pixels (inches x dpi), which the page writes as the image's width (``style="width: 760px"``);
-notebooks/matplotlibrc fixes the fonts (the smallest, ticks and legends, in points) and the dpi. So
-a label of ``s`` points is ``s * dpi / 72`` designed pixels, shown at ``s * dpi / 72 * shown width /
-designed width`` CSS px. The limit is the issue's: no text below 10 CSS px.
+pixels (inches x dpi), which the page writes as the image's width (``style="width: 760px"``), and the
+smallest text it draws (``min_text_px``: ``s * dpi / 72`` designed pixels for a text of ``s`` points,
+whatever set it: notebooks/matplotlibrc or a cell's own ``fontsize=``). That text is shown at
+``min_text_px * shown width / designed width`` CSS px. The limit is the issue's: no text below 10 CSS px.
+(The check used to assume the style's smallest font, 10 pt, for every figure, and so could not see a
+cell's ``fontsize=7``.)
 
 On a narrow screen the page shows a figure's phone rendering instead (``<picture>``, _ext/book_figures.py),
 designed 420 px wide with the same fonts; its designed width is then the PNG's own, half its pixels
@@ -18,6 +20,9 @@ replaced by its 1520 px desktop PNG fails the phone case (6.2 px) and the static
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import re
 import struct
 
@@ -35,26 +40,36 @@ DESKTOP = {"width": 1366, "height": 900}
 # PNG holds twice its designed width
 FIGURES_JS = """() => Array.from(document.querySelectorAll('.bd-article img'))
   .filter(i => !i.closest('.pe-player') && i.getBoundingClientRect().width > 0)
-  .map(i => ({name: (i.currentSrc || '').split('/').pop().slice(0, 16),
+  .map(i => ({name: (i.currentSrc || '').split('/').pop(),
               designed: (i.currentSrc && i.currentSrc !== i.src) ? i.naturalWidth / 2
                         : parseFloat(i.style.width) || Number(i.getAttribute('width')) || 0,
               shown: i.getBoundingClientRect().width}))"""
 LOADED_JS = "() => Array.from(document.querySelectorAll('.bd-article img')).every(i => i.complete)"
 
 
-def _smallest_font_px() -> float:
-    """The smallest font of notebooks/matplotlibrc in designed pixels (points x dpi / 72)."""
-    rc = dict(re.findall(r"^([\w.]+)\s*:\s*(\S+)", (ROOT / "notebooks" / "matplotlibrc").read_text(), re.M))
-    sizes = [float(v) for k, v in rc.items() if k.endswith(("size", "labelsize", "fontsize")) and
-             re.fullmatch(r"[\d.]+", v)]
-    return min(sizes) * float(rc["figure.dpi"]) / 72
+def smallest_text_by_image(notebooks=ROOT / "notebooks") -> dict[str, float | None]:
+    """{SHA-256 of a PNG (the site's file name): the smallest text that figure draws, in designed px}, read from
+    the chapters' outputs, where pe_lib.show stores it (``min_text_px``) for the desktop PNG and for the
+    phone rendering. A chapter's explicit ``fontsize=7`` counts as 7 pt, not as the style's 10."""
+    found = {}
+    for path in sorted(notebooks.glob("*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            for output in cell.get("outputs", []):
+                meta = output.get("metadata", {}).get("image/png", {})
+                if "min_text_px" not in meta or "image/png" not in output.get("data", {}):
+                    continue
+                for png, px in ((output["data"]["image/png"], meta["min_text_px"]),
+                                (meta.get("phone", {}).get("png"), meta.get("phone", {}).get("min_text_px"))):
+                    if png:
+                        found[hashlib.sha256(base64.b64decode("".join(png))).hexdigest()] = px
+    return found
 
 
 @pytest.fixture(scope="module")
 def figure_text_px(browser, site) -> dict[int, dict[str, list[tuple[str, float]]]]:
     """Per viewport width, per page: each figure and the CSS px of its smallest text. Each page is loaded
     once, at desktop width, measured, narrowed to a phone's width and measured again."""
-    smallest, found = _smallest_font_px(), {DESKTOP["width"]: {}, PHONE["width"]: {}}
+    smallest, found = smallest_text_by_image(), {DESKTOP["width"]: {}, PHONE["width"]: {}}
     context = new_context(browser, viewport=DESKTOP)
     try:
         for docname in toc_docnames():
@@ -63,13 +78,21 @@ def figure_text_px(browser, site) -> dict[int, dict[str, list[tuple[str, float]]
                 visit.page.set_viewport_size(viewport)
                 visit.page.wait_for_timeout(100)  # the layout settles
                 visit.page.wait_for_function(LOADED_JS)  # and the phone renderings have arrived
-                found[viewport["width"]][docname] = [
-                    (f["name"], smallest * f["shown"] / f["designed"] if f["designed"] else 0.0)
-                    for f in visit.page.evaluate(FIGURES_JS)]  # 0.0: no designed width, which fails too
+                found[viewport["width"]][docname] = [  # 0.0: no designed width or no recorded text size, a failure
+                    (f["name"][:16], _shown_px(smallest.get(f["name"].split(".")[0], 0.0), f["shown"], f["designed"]))
+                    for f in visit.page.evaluate(FIGURES_JS)]
             visit.close()
     finally:
         context.close()
     return found
+
+
+def _shown_px(designed_text_px: float | None, shown: float, designed: float) -> float:
+    """A text of ``designed_text_px`` in a figure designed ``designed`` px wide and shown ``shown`` px wide;
+    a figure without any text (None) has nothing to be too small."""
+    if designed_text_px is None:
+        return float("inf")
+    return designed_text_px * shown / designed if designed else 0.0
 
 
 def _too_small(found: dict) -> list[str]:
@@ -94,7 +117,10 @@ def test_figure_text_is_at_least_10_css_px(figure_text_px, viewport, record_prop
 
 def test_the_figure_text_check_can_fail():
     assert _too_small({"a": [("x.png", 9.9), ("y.png", 10.0)]}) == ["a: x.png 9.9 px"]
-    assert _smallest_font_px() == pytest.approx(10 * 100 / 72)  # xtick.labelsize 10 at figure.dpi 100
+    assert _shown_px(13.89, 380, 760) == pytest.approx(6.945) and _shown_px(13.89, 380, 0) == 0.0
+    assert _shown_px(None, 380, 760) == float("inf")
+    sizes = smallest_text_by_image()  # every figure of the book has its smallest text recorded
+    assert len(sizes) >= 90 and min(v for v in sizes.values() if v is not None) >= 9.0
 
 
 def _png_width(path) -> int:
