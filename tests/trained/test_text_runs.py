@@ -115,6 +115,7 @@ def test_validation_text_is_apart_from_the_scored_text():
     validation = text_runs.validation_text()
     assert len(validation) == text_runs.N_CHARACTERS + 1
     assert held_out.index(validation) >= text_runs.N_CHARACTERS + 1  # after the characters the results score
+    assert abs(held_out.index(validation) - len(held_out) / 2) <= 1  # from the middle, as documented
 
 
 def test_save_and_load_results(tmp_path):
