@@ -130,6 +130,32 @@ def test_settings_are_never_chosen_on_the_test_sequences(grid):
             pe_lib.validation_losses(bad, 6)
 
 
+
+def test_validation_passes_its_seed_and_number_of_sequences_on(grid, monkeypatch):
+    """With a stand-in task_loss whose value is set by hand per setting (1000 lr + steps: 5, 9, 14, 18) and
+    negated unless n_sequences is the default 256, the lowest mean is (1e-3, 4) by default and (1e-2, 8)
+    with n_sequences=8; seed 0 is a validation seed like any other (only EVAL_SEED is refused)."""
+    from pe_lib.trained import protocol
+
+    def fake_loss(model, seq_len, *, seed, n_sequences):
+        assert seq_len == 6
+        v = 1000 * model.config.learning_rate + model.config.steps
+        return v if n_sequences == 256 else -v
+
+    monkeypatch.setattr(protocol, "task_loss", fake_loss)
+    assert pe_lib.best_setting(grid, 6) == (1e-3, 4)
+    assert pe_lib.best_setting(grid, 6, n_sequences=8) == (1e-2, 8)
+    np.testing.assert_array_equal(pe_lib.validation_losses(grid, 6, n_sequences=8)[1e-2, 8], [-18, -18])
+    np.testing.assert_array_equal(pe_lib.validation_losses(grid, 6, seed=0)[1e-2, 4], [14, 14])
+    with pytest.raises(ValueError, match=r"^seed must be an integer >= 0, got -1$"):
+        pe_lib.validation_losses(grid, 6, seed=-1)
+
+
+@pytest.mark.parametrize("models", ["ab", 5])
+def test_a_setting_without_a_tuple_of_models_is_named(grid, models):
+    with pytest.raises(ValueError, match=r"^grid\['a'\] must be a non-empty tuple of trained models"):
+        pe_lib.validation_losses({"a": models}, 6)
+
 @pytest.mark.parametrize("causal", [True, False])
 def test_t5_buckets_are_the_books(causal):
     given = tf.position_inputs("t5", 40, d_model=8, n_heads=2, causal=causal, max_len=40)

@@ -112,3 +112,39 @@ def test_accuracy_by_position():
 def test_bad_input_is_refused_with_a_message(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: pe_lib.seed_spread(5.0), ValueError, r"values must have shape (seeds, ...), got shape ()"),
+        (lambda: pe_lib.spread_text([[1.0]]), ValueError, "values must be 1-D, got shape (1, 1)"),
+        (lambda: pe_lib.spread_text([1.0], scale=np.inf), ValueError, "scale must be a finite real number, got inf"),
+        (lambda: pe_lib.spread_text([1.0], decimals=-1), ValueError, "decimals must be an integer >= 0, got -1"),
+        (lambda: pe_lib.spread_table({"x": [["a"]]}, ["c"]), TypeError, "rows['x'] must hold real numbers"),
+        (lambda: pe_lib.running_mean(1.0, 1), ValueError, "losses must have shape (..., steps), got shape ()"),
+        (lambda: pe_lib.running_mean([1.0], 0), ValueError, "window must be an integer >= 1, got 0"),
+        # (4, 3, 2): the steps are the last axis, 2 of them, not the 3 of axes 1 and -2
+        (lambda: pe_lib.running_mean(np.zeros((4, 3, 2)), 5), ValueError,
+         "window must be at most the number of steps 2, got 5"),
+        (lambda: pe_lib.steps_to_loss([1.0], np.nan), ValueError, "threshold must be a finite real number, got nan"),
+    ],
+)
+def test_errors_name_the_argument_in_full(call, error, message):
+    with pytest.raises(error) as info:
+        call()
+    assert str(info.value).startswith(message)
+
+
+def test_defaults_and_options_by_hand():
+    # the default window is 20: 20 zero losses first average below 0.5 at step 20
+    assert int(pe_lib.steps_to_loss(np.zeros(20), 0.5)) == 20
+    # each run on its own: the second reaches the threshold at step 2, the first never
+    assert pe_lib.steps_to_loss(np.array([[3.0, 3.0, 3.0], [3.0, 0.0, 0.0]]), 1.0, window=1).tolist() == [-1, 2]
+    # right 2 of 2 at position 0, 1 of 2 at position 1
+    got = pe_lib.accuracy_by_position(np.array([[1, 2], [1, 0]]), np.array([[1, 2], [1, 2]]), np.ones(2, bool))
+    assert got.tolist() == [1.0, 0.5]
+    # no label: the first column is as wide as the row names; an all-NaN cell is "–"; the unit reaches every cell
+    assert pe_lib.spread_table({"a": [[0.5]]}, ["c"]) == "       c\na  50.0%"
+    assert pe_lib.spread_table({"a": [[np.nan]]}, ["c"]) == "   c\na  –"
+    assert pe_lib.spread_table({"a": [[0.5]]}, ["c"], unit=" pts") == "          c\na  50.0 pts"

@@ -1,6 +1,7 @@
 """The stored runs of chapter 20 (pe_lib.trained.text_runs): still made by the current code, and one of them
 trained again from scratch gives the same numbers; saving and loading models; the experiment's layout."""
 
+import hashlib
 import pathlib
 
 import numpy as np
@@ -114,6 +115,7 @@ def test_validation_text_is_apart_from_the_scored_text():
     validation = text_runs.validation_text()
     assert len(validation) == text_runs.N_CHARACTERS + 1
     assert held_out.index(validation) >= text_runs.N_CHARACTERS + 1  # after the characters the results score
+    assert abs(held_out.index(validation) - len(held_out) / 2) <= 1  # from the middle, as documented
 
 
 def test_save_and_load_results(tmp_path):
@@ -135,3 +137,14 @@ def test_the_code_version_ignores_docstrings_and_comments_but_not_code():
         assert text_runs._code_only(base) != text_runs._code_only(changed), changed
     # a body that is only a docstring keeps a statement
     assert "Pass" in text_runs._code_only('def f():\n    """Nothing."""\n')
+
+
+def test_the_code_version_is_the_digest_its_docstring_describes():
+    """The first 16 hex digits of SHA-256 over name, NUL, the file's code without docstrings, NUL, for each of
+    CODE_FILES in order; computed here with hashlib from the files themselves."""
+    root = pathlib.Path(text_runs.__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for name in text_runs.CODE_FILES:
+        code = text_runs._code_only((root / name).read_text(encoding="utf-8"))
+        digest.update(f"{name}\0{code}\0".encode())
+    assert text_runs.code_version() == digest.hexdigest()[:16]
