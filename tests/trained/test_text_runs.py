@@ -110,6 +110,59 @@ def test_search_and_best_rates():
         "a": 0.01, "b": 0.001}
 
 
+TINY = dict(steps=3, seq_len=4, d_model=8, n_layers=1, batch_size=2)  # a search small enough for a unit test
+
+
+def test_search_scores_each_rate_by_its_own_model_on_the_validation_text():
+    """Each score is the validation loss of the search seed's model trained at that rate, rebuilt here from
+    train_transformer and text_loss; neither rate is the default one (3e-3), so a rate that is not passed on
+    shows, and the validation text scores differently from the held-out text the results read."""
+    rates = (1e-3, 3e-2)
+    found = text_runs.settings_search(("none",), learning_rates=rates, progress=False, **TINY)
+    assert list(found) == ["none"] and list(found["none"]) == ["0.001", "0.03"]
+    for rate in rates:
+        model = pe_lib.train_transformer("text", "none", seed=text_runs.SEARCH_SEED, learning_rate=rate,
+                                         progress=False, **(text_runs.SETTINGS | TINY))  # 4 heads, as the search
+        assert model.config.learning_rate == rate
+        expected = text_loss(model, TINY["seq_len"], text=text_runs.validation_text())
+        assert found["none"][str(rate)] == pytest.approx(expected, abs=1e-6), rate
+        other_text = text_loss(model, TINY["seq_len"], n_characters=len(text_runs.validation_text()) - 1)
+        assert abs(other_text - expected) > 1e-3  # the check above can tell the two texts apart
+    assert abs(found["none"]["0.001"] - found["none"]["0.03"]) > 1e-3  # and the two rates
+
+
+def test_search_errors_name_the_search():
+    with pytest.raises(TypeError) as rate:
+        text_runs.settings_search(("none",), learning_rate=0.01, progress=False)
+    assert str(rate.value) == "settings_search() takes the rates to try as learning_rates=, not learning_rate="
+    with pytest.raises(TypeError) as unknown:
+        text_runs.settings_search(("none",), stepz=2, progress=False)
+    assert str(unknown.value).startswith("settings_search() got unknown keyword argument(s) stepz; the settings are ")
+
+
+@pytest.mark.parametrize("progress", [True, False])
+def test_search_passes_progress_on(monkeypatch, progress):
+    from pe_lib.trained import training
+    shown = []
+
+    class Shown:  # records what each run's progress bar would be asked to show
+        def __init__(self, label, total, *, enabled=None):
+            shown.append((label, enabled))
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def update(self, done):
+            pass
+
+    monkeypatch.setattr(training, "Progress", Shown)
+    text_runs.settings_search(("none",), learning_rates=(1e-3, 1e-2), progress=progress, **TINY)
+    assert shown == [("training a Transformer: task text, encoding none, 3 steps", progress)] * 2
+
+
 def test_validation_text_is_apart_from_the_scored_text():
     held_out = pe_lib.corpus_split("kjv")[1]
     validation = text_runs.validation_text()
