@@ -5,11 +5,10 @@ other fields are left out). The machines this book is built on cannot reach the 
 the values were checked against public GitHub repositories, pinned to a commit in ``SOURCES``: copies
 of the ``config.json`` (verbatim, as ``AutoConfig`` printed it, or as an engine's preset or test
 fixture holds it) or, where no copy was found, the model's reference code with the same constants.
-``SOURCES`` says what each one confirms. Qwen2-VL's fields were written from the published file as
-remembered and not re-read (no public copy was found); so were the few fields the frequencies do not
-depend on that a source does not show (a ``max_position_embeddings``, DeepSeek-V3's
-``mscale_all_dim``). Phi-3.5-mini's and Phi-4-mini's lists of 48 searched factors are the real ones
-(two sources agree on Phi-3.5's).
+``SOURCES`` says what each one confirms. The few fields the frequencies do not depend on that a source
+does not show (a ``max_position_embeddings``, DeepSeek-V3's ``mscale_all_dim``) were written from the
+published files as remembered and not re-read. Phi-3.5-mini's and Phi-4-mini's lists of 48 searched
+factors are the real ones (two sources agree on Phi-3.5's).
 The reference side builds the model's own config class with ``AutoConfig.for_model`` (so its
 ``convert_rope_params_to_dict``/``standardize_rope_params`` run: Qwen2-VL's ``"mrope"`` becomes
 ``"default"``, Phi-3's top-level ``original_max_position_embeddings`` moves into the dict) and then the
@@ -119,7 +118,7 @@ REAL = {
                          "original_max_position_embeddings": 4096, "type": "yarn"}}, [None]),
 }
 
-# name -> (the public GitHub file the fields were checked against, pinned to a commit, or None: not re-read;
+# name -> (the public GitHub file the fields were checked against, pinned to a commit;
 # what it confirms)
 GH = "https://github.com/"
 MLC = GH + "mlc-ai/mlc-llm/blob/79d603f085f50500e9509fa01785ffa7ecfaaa93/python/mlc_llm/model/model_preset.py"
@@ -135,7 +134,10 @@ SOURCES = {
                       "1 (low 1 and length 8192 in models/llama4/model.py's apply_scaling); transformers' "
                       "convert_llama4_weights_to_hf.py writes them as a llama3 rope_scaling, with "
                       "max_position_embeddings 10485760 for the 16-expert instruct model"),
-    "Qwen2-VL 7B": (None, "no public copy found"),
+    "Qwen2-VL 7B": (GH + "mindspore-lab/mindone/blob/4c5a783c5ae05496b653cb585e49e3a967ad9515/"
+                    "mindone/transformers/models/qwen2_vl/modeling_qwen2_vl.py",
+                    "the config_json of the file's __main__ block, labelled 'Qwen2-VL-7B-Instruct config.json', "
+                    "the whole config.json (MindSpore's port of transformers)"),
     "Qwen3-VL 8B": (GH + "pytorch/torchtitan/blob/fc594ef77416e254c9a4cf8205597cbf247db0d4/"
                     "torchtitan/experiments/qwen3_vl/__init__.py#L165-L201",
                     "the 8B variant: 32 heads of 128, 8 KV heads, base 5000000, mrope_section [24, 20, 20], "
@@ -208,9 +210,8 @@ def test_gemma4_layer_types():
 
 
 def test_every_config_names_its_source():
-    """Each entry has a SOURCES line; a checked one is a GitHub file pinned to a 40-digit commit."""
+    """Each entry has a SOURCES line; each is a GitHub file pinned to a 40-digit commit."""
     assert set(SOURCES) == set(REAL)
     for name, (url, what) in SOURCES.items():
-        assert url is None or re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/\S+", url), name
+        assert re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/\S+", url), name
         assert what, name
-    assert [name for name, (url, _) in SOURCES.items() if url is None] == ["Qwen2-VL 7B"]
