@@ -73,12 +73,13 @@ def _allowed(allowed, shape) -> np.ndarray:
     return a
 
 
-def inputs_at(model, positions, allowed, *, inv_freq=None, attention_factor: float = 1.0) -> dict:
+def inputs_at(model, positions, allowed, *, inv_freq, attention_factor: float) -> dict:
     r"""The position inputs of :func:`pe_lib.trained.transformer.forward` for explicit ``positions``
     ``(B, L)`` ints and ``allowed`` ``(B, L, L)`` bools (see the module docstring): ``table``
     ``(B, L, d_model)``, ``learned``, ``rows`` ``(B, L)``, ``cos``/``sin`` ``(B, 1, L, d_k/2)`` and
     ``bias`` ``(B, H, L, L)``, float32, and T5's ``t5`` flag and ``buckets`` ``(B, L, L)`` of the
-    relative positions :math:`p_j - p_i`."""
+    relative positions :math:`p_j - p_i`. ``inv_freq`` (``None``: the model's own) and ``attention_factor``
+    as :func:`logits_at`, which checks all of them first."""
     config = model.config
     d_k = config.d_model // config.n_heads
     batch, length = positions.shape

@@ -125,3 +125,81 @@ def test_bad_frequencies_for_rope(models):
     with pytest.raises(ValueError, match=r"one frequency per pair of a head: shape \(4,\), got \(3,\)"):
         pe_lib.logits_at(models["first", "rope"], np.zeros((1, L), int), positions=np.arange(L),
                          allowed=np.eye(L, dtype=bool), inv_freq=np.ones(3))
+
+
+@pytest.mark.parametrize("encoding", ["rope", "alibi", "t5"])
+def test_inputs_at_gives_the_documented_inputs(models, encoding):
+    """inputs_at's arrays as its docstring says: float32 (int32 rows and buckets) of the documented shapes,
+    the mask's bias 0 where a query may look and -inf elsewhere, RoPE's cosines and sines of p * omega_i with
+    omega_i = 10000^(-2i/d_k) written out here, and ALiBi's -m_h |p_i - p_j| on top of the mask."""
+    from pe_lib.trained.explicit_positions import inputs_at
+
+    model = models["first", encoding]
+    positions = np.array([[0, 1, 2, 3, 4, 5, 6, 7], [3, 9, 4, 0, 2, 8, 1, 5]])
+    allowed = np.broadcast_to(np.tril(np.ones((L, L), bool)), (2, L, L))
+    got = inputs_at(model, positions, allowed, inv_freq=None, attention_factor=1.0)
+    shapes = {"table": (2, L, 16), "learned": (), "rows": (2, L), "cos": (2, 1, L, 4), "sin": (2, 1, L, 4),
+              "bias": (2, 2, L, L), "t5": (), "buckets": (2, L, L)}
+    assert {k: v.shape for k, v in got.items()} == shapes
+    assert {k: v.dtype.name for k, v in got.items()} == {
+        k: "int32" if k in ("rows", "buckets") else "float32" for k in shapes}
+    mask = np.where(allowed, 0.0, -np.inf)[:, None]
+    distance = np.abs(positions[:, :, None] - positions[:, None, :])[:, None]
+    slopes = np.array([2.0 ** -4, 2.0 ** -8])[None, :, None, None]  # ALiBi's m_h for 2 heads: 2^(-8h/H)
+    expected_bias = mask - slopes * distance if encoding == "alibi" else np.broadcast_to(mask, (2, 2, L, L))
+    np.testing.assert_allclose(got["bias"], expected_bias, rtol=1e-6)
+    omega = 10000.0 ** (-np.arange(0, 8, 2) / 8)  # d_k = 16 / 2 heads = 8
+    theta = positions[:, None, :, None] * omega
+    if encoding == "rope":
+        np.testing.assert_allclose(got["cos"], np.cos(theta), atol=1e-6)
+        np.testing.assert_allclose(got["sin"], np.sin(theta), atol=1e-6)
+    else:
+        assert (got["cos"] == 1).all() and (got["sin"] == 0).all()
+    assert got["t5"] == (encoding == "t5") and got["learned"] == 0
+
+
+def test_a_causal_t5_model_past_its_exact_buckets(models):
+    # a causal model's buckets are one-sided: offsets 0..15 each have their own bucket, where two-sided buckets
+    # turn logarithmic from 8. A model trained at length 16 sees offsets up to 15, so only the right ones agree.
+    model = pe_lib.train_transformer("first", "t5", progress=False, **(SHORT | {"seq_len": 16}))
+    tokens = pe_lib.task_batch("first", 2, 16, seed=6)[0]
+    got = pe_lib.logits_at(model, tokens, positions=np.arange(16), allowed=np.tril(np.ones((16, 16), bool)))
+    np.testing.assert_allclose(got, run_model(model, tokens), atol=5e-6)
+
+
+def test_one_token_and_masks_that_leave_keys_unseen(models):
+    model = models["first", "learned"]
+    one = pe_lib.logits_at(model, np.array([[3]]), positions=np.array([0]), allowed=np.ones((1, 1), bool))
+    np.testing.assert_allclose(one, run_model(model, np.array([[3]])), atol=5e-6)
+    only_first_key = np.zeros((L, L), bool)
+    only_first_key[:, 0] = True  # every query sees key 0 and nothing else: keys 1..7 are seen by no query
+    got = pe_lib.logits_at(model, np.zeros((1, L), int), positions=np.arange(L), allowed=only_first_key)
+    assert got.shape == (1, L, 16) and np.isfinite(got).all()
+
+
+@pytest.mark.parametrize(
+    ("encoding", "change", "message"),
+    [
+        ("learned", dict(tokens=np.zeros((1, 0), int)),
+         "tokens must be a non-empty integer array of shape (batch, L), got dtype int64 and shape (1, 0)"),
+        ("learned", dict(tokens=np.full((1, L), 16)),
+         "tokens must lie in 0..15 (the model's vocabulary), got 16..16"),
+        ("learned", dict(positions=np.arange(L - 1)),
+         "positions must be integers of shape (1, 8) (one per token) or (8,) (the same for every row), "
+         "got dtype int64 and shape (7,)"),
+        ("learned", dict(allowed=np.diag(np.arange(L) > 0)),
+         "every query must see at least one key: row 0, query 0 sees none (let a pad see itself: its output "
+         "is never read)"),
+        ("learned", dict(inv_freq=np.ones(4)),
+         "inv_freq and attention_factor change RoPE; this model's encoding is 'learned'"),
+        ("rope", dict(inv_freq=np.array([1.0, np.inf, 1.0, 1.0])),
+         "inv_freq must be finite, got NaN or infinity among its values"),
+        ("rope", dict(inv_freq=np.ones((1, 4))), "inv_freq must be 1-D, got shape (1, 4)"),
+    ],
+)
+def test_bad_input_messages_in_full(models, encoding, change, message):
+    call = dict(tokens=np.zeros((1, L), int), positions=np.arange(L), allowed=np.eye(L, dtype=bool)) | change
+    tokens = call.pop("tokens")
+    with pytest.raises(ValueError) as error:
+        pe_lib.logits_at(models["first", encoding], tokens, **call)
+    assert str(error.value) == message
