@@ -268,11 +268,19 @@ def restacks(fig: Figure, phone=None) -> bool:
     """Whether the phone rendering of ``fig`` (see :func:`phone_figure`) puts panels that stand side by side
     into fewer columns, so that a caption's "left" and "right" become "top" and "below" on a phone."""
     _, choice = _phone_choice(fig, phone)
-    found = _cells(fig)
-    if isinstance(choice, Figure) or choice == "keep" or found is None:
+    if isinstance(choice, Figure):
         return False
-    columns = choice if isinstance(choice, int) else 1
-    return found[0].ncols > columns
+    found = _cells(fig)
+    stack, columns = _stacking(choice, found)
+    return stack and found is not None and found[0].ncols > columns
+
+
+def _stacking(phone, found) -> tuple[bool, int]:
+    """The one decision :func:`phone_figure` and :func:`restacks` share: whether the copy re-flows the grid
+    ``found`` (from ``_cells``) and into how many columns, for ``phone`` as :func:`_phone_choice` returns it."""
+    columns = phone if isinstance(phone, int) else 1
+    stack = phone == "stack" or isinstance(phone, int) or (phone is None and found is not None and found[0].ncols > 1)
+    return stack, columns
 
 
 def phone_figure(fig: Figure, phone=None) -> Figure | None:
