@@ -96,9 +96,12 @@ XDIST ?= -n 2
 unit: venv
 	OPENBLAS_NUM_THREADS=1 $(BIN)/pytest $(XDIST) -m "not browser" --cov=pe_lib --cov-branch --cov-report=term-missing:skip-covered --cov-fail-under=100
 
+# a kernel gets 180 s to start (nbval's default, 60 s, once ran out on a loaded 2-core machine and errored every
+# cell of a chapter); a cell still gets nbval's own limit
 nbval: venv
 	OPENBLAS_NUM_THREADS=1 $(BIN)/pytest -p no:cacheprovider --nbval --nbval-current-env $(XDIST) --dist loadscope \
-	  --nbval-sanitize-with tests/nbval_sanitize.cfg -o addopts= -o testpaths= --durations=20 $(NOTEBOOKS)
+	  --nbval-kernel-startup-timeout 180 --nbval-sanitize-with tests/nbval_sanitize.cfg -o addopts= -o testpaths= \
+	  --durations=20 $(NOTEBOOKS)
 
 # The website in headless Chromium (tests/browser); needs the site that `make book` built. Two test
 # processes (pytest-xdist), each test file (the pages: each half) in order in one of them; BROWSER_JOBS=0
