@@ -87,11 +87,21 @@ def lab(tmp_path_factory):
             proc.kill()
 
 
+# what the chapter's page logged while Lab loaded it: (type, text) of console errors and warnings, and
+# uncaught exceptions as ("pageerror", text)
+LAB_CONSOLE: list[tuple[str, str]] = []
+# jupyterlab-myst looks for a citation's target in the cell it renders and logs this before it links the
+# citation to the References list (test_lab_resolves_citations_and_terms checks that they resolve)
+MYST_CITATION_LOOKUP = re.compile(r'No target for internal reference "#cite-[\w.:-]+" was found\.')
+
+
 @pytest.fixture(scope="module")
 def chapter_page(browser, lab, book_html):
     url, token = lab
     context = browser.new_context(viewport={"width": 1366, "height": 900})
     page = context.new_page()
+    page.on("console", lambda m: LAB_CONSOLE.append((m.type, m.text)) if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda error: LAB_CONSOLE.append(("pageerror", str(error))))
     page.goto(f"{url}/lab/tree/{CHAPTER}?reset&token={token}")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
     n_cells = len(nbformat.read(ROOT / CHAPTER, as_version=4).cells)
@@ -123,6 +133,15 @@ def test_lab_collapses_what_the_book_hides(chapter_page):
         f"{hidden_in_book} cells are hidden on the website (hide-input) but {collapsed} are collapsed in Lab"
     )
 
+
+
+def test_lab_loads_every_extension_without_errors(chapter_page):
+    """Every installed Lab extension loads (jupytext's, built for Lab 4.6, once failed in the pinned 4.5 and
+    logged an error at every start) and nothing else logs an error while the chapter opens."""
+    failed = [text for _, text in LAB_CONSOLE if "Failed to create module" in text or "Failed to load" in text]
+    errors = [text for kind, text in LAB_CONSOLE if kind in ("error", "pageerror")
+              and not all(MYST_CITATION_LOOKUP.fullmatch(line) for line in text.splitlines() if line.strip())]
+    assert not failed and not errors, f"JupyterLab logged, opening {CHAPTER}: {failed + errors}"
 
 
 # What the learner reads in Lab, judged like the website: every link opens a file that exists, every
