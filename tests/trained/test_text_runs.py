@@ -14,6 +14,7 @@ from pe_lib.trained.language_model import text_loss
 RESULTS = pathlib.Path(__file__).resolve().parents[2] / "notebooks" / "results"
 STORED = RESULTS / "20_on_real_text.json"
 TOLERANCE = 0.005  # bits per character: one seed alone against the same seed trained in a vmapped batch of three
+TINY = dict(steps=3, seq_len=4, d_model=8, n_layers=1, batch_size=2)  # runs small enough for a unit test
 
 
 @pytest.fixture(scope="module")
@@ -81,16 +82,63 @@ def test_save_and_load_models(tmp_path):
 
 def test_experiment_layout_and_learned_lengths():
     search = {"learned": {"0.001": 2.0, "0.01": 2.5}, "none": {"0.001": 3.0, "0.01": 2.9}, "rope": {"0.01": 1.0}}
+    # 101 steps: the training loss it reports is the mean of the last 100, which must leave the first out
     results, models = text_runs.text_experiment(("learned", "none"), search, seeds=(0,), factors=(1, 2),
-                                                n_characters=64, steps=2, seq_len=4, d_model=8, n_layers=1,
+                                                n_characters=64, steps=101, seq_len=4, d_model=8, n_layers=1,
                                                 batch_size=2, progress=False)
     assert results["lengths"] == [4, 8] and results["learning_rates"] == {"learned": 0.001, "none": 0.01}
     assert results["search"] == {"learned": search["learned"], "none": search["none"]}  # only what was trained
-    assert results["settings"] == text_runs.SETTINGS | {"steps": 2, "seq_len": 4, "d_model": 8, "n_layers": 1,
+    assert results["settings"] == text_runs.SETTINGS | {"steps": 101, "seq_len": 4, "d_model": 8, "n_layers": 1,
                                                         "batch_size": 2}
-    assert results["bpc"]["learned"][0][1] is None and results["bpc"]["none"][0][1] > 0  # no row 4..7
+    assert [bpc is None for bpc in results["bpc"]["learned"][0]] == [False, True]  # no rows 4..7: length 8 unscored
+    assert results["bpc"]["none"][0][1] > 0
     assert results["code_version"] == text_runs.code_version() and len(models["none"]) == 1
     assert models["none"][0].config.learning_rate == 0.01 and models["learned"][0].config.learning_rate == 0.001
+    assert set(results) == {"settings", "seeds", "lengths", "n_characters", "code_version", "search",
+                            "learning_rates", "bpc", "train_bpc"}
+    assert results["seeds"] == [0] and results["n_characters"] == 64
+    for encoding, (model,) in models.items():  # each number again from the model it belongs to
+        for n, bpc in zip(results["lengths"], results["bpc"][encoding][0], strict=True):
+            if bpc is not None:
+                assert bpc == text_loss(model, n, n_characters=64), (encoding, n)
+        assert len(model.losses) == 101
+        assert results["train_bpc"][encoding] == [float(np.mean(model.losses[1:]) / np.log(2))]
+
+
+def test_experiment_errors_in_full():
+    with pytest.raises(TypeError) as rate:
+        text_runs.text_experiment(("none",), {"none": {"0.01": 1.0}}, learning_rate=0.01, progress=False)
+    assert str(rate.value) == "text_experiment() takes each encoding's learning rate from search=, not learning_rate="
+    with pytest.raises(TypeError) as unknown:
+        text_runs.text_experiment(("none",), {"none": {"0.01": 1.0}}, stepz=2, progress=False)
+    assert str(unknown.value).startswith("text_experiment() got unknown keyword argument(s) stepz; the settings ")
+    with pytest.raises(ValueError) as factor:
+        text_runs.text_experiment(("none",), {"none": {"0.01": 1.0}}, factors=(1, 0), progress=False)
+    assert str(factor.value) == "factor must be an integer >= 1, got 0"
+
+
+@pytest.mark.parametrize("progress", [True, False])
+def test_experiment_passes_progress_on(monkeypatch, progress):
+    from pe_lib.trained import training
+    shown = []
+
+    class Shown:  # records what each run's progress bar would be asked to show
+        def __init__(self, label, total, *, enabled=None):
+            shown.append((label, enabled))
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def update(self, done):
+            pass
+
+    monkeypatch.setattr(training, "Progress", Shown)
+    text_runs.text_experiment(("none",), {"none": {"0.01": 1.0}}, seeds=(0, 1), factors=(1,), n_characters=8,
+                              progress=progress, **TINY)
+    assert shown == [("training a Transformer: task text, encoding none, 3 steps, seeds 0, 1", progress)]
 
 
 def test_experiment_and_search_refuse_a_single_learning_rate():
@@ -108,9 +156,6 @@ def test_search_and_best_rates():
     assert set(found["none"]) == {"0.001", "0.01"} and all(v > 0 for v in found["none"].values())
     assert text_runs.best_rates({"a": {"0.001": 2.5, "0.01": 2.4}, "b": {"0.001": 1.0, "0.01": 3.0}}) == {
         "a": 0.01, "b": 0.001}
-
-
-TINY = dict(steps=3, seq_len=4, d_model=8, n_layers=1, batch_size=2)  # a search small enough for a unit test
 
 
 def test_search_scores_each_rate_by_its_own_model_on_the_validation_text():
@@ -176,6 +221,9 @@ def test_save_and_load_results(tmp_path):
     text_runs.save_results(results, tmp_path / "r.json")
     assert text_runs.load_results(tmp_path / "r.json") == results
     assert (tmp_path / "r.json").read_text().endswith("}\n")
+    # indented by one space, keys sorted, a final newline: a re-run changes only the lines whose numbers change
+    text_runs.save_results({"b": [1, 2], "a": {"y": 1, "x": None}}, tmp_path / "s.json")
+    assert (tmp_path / "s.json").read_text() == '{\n "a": {\n  "x": null,\n  "y": 1\n },\n "b": [\n  1,\n  2\n ]\n}\n'
 
 
 def test_the_code_version_ignores_docstrings_and_comments_but_not_code():
