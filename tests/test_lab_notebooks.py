@@ -6,6 +6,8 @@ them into ``jupyter.source_hidden``/``outputs_hidden``; these tests check every 
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import importlib
 import importlib.util
 import json
@@ -23,6 +25,14 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 _spec = importlib.util.spec_from_file_location("execute", ROOT / "tools" / "execute.py")
 execute = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(execute)
+
+
+
+def _run(coroutine):
+    """``asyncio.run`` in a thread of its own: a Playwright page opened earlier in the same pytest process
+    (tests/browser/test_lab.py) leaves an event loop running in this thread, where asyncio.run refuses."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
@@ -217,21 +227,19 @@ def test_lab_sees_no_book_markup_and_saving_restores_it(path):
 
 def test_the_lab_file_manager_serves_resolved_chapters_and_saves_the_book_markup(tmp_path):
     pytest.importorskip("jupyter_server")
-    import asyncio
-
     lab_contents = importlib.import_module("lab_contents")
     chapter = NOTEBOOKS[0]
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "notebooks" / chapter.name).write_bytes(chapter.read_bytes())
     manager = lab_contents.BookContentsManager(root_dir=str(tmp_path))
     path = f"notebooks/{chapter.name}"
-    model = asyncio.run(manager.get(path))
+    model = _run(manager.get(path))
     text = json.dumps(model["content"])
     assert "{cite}" not in text and "(#cite-vaswani2017attention)" in text
     # what the kernel will report, so that Lab does not mark the chapter unsaved when it starts
     from ipykernel.ipkernel import IPythonKernel
     assert model["content"]["metadata"]["language_info"]["version"] == IPythonKernel.language_info["version"]
-    asyncio.run(manager.save({"type": "notebook", "content": model["content"]}, path))
+    _run(manager.save({"type": "notebook", "content": model["content"]}, path))
     saved = tmp_path / "notebooks" / chapter.name
     assert _markdown(saved) == _markdown(chapter)
     assert (json.loads(saved.read_text())["metadata"]["language_info"]
@@ -251,18 +259,16 @@ def test_the_glossary_reaches_lab_as_a_definition_list_and_is_saved_as_the_direc
     assert lab.count("\n: ") == len(lab_markup.glossary()) >= 40  # one per term
     assert lab_markup.glossary_from_lab(lab) == book
     pytest.importorskip("jupyter_server")
-    import asyncio
-
     lab_contents = importlib.import_module("lab_contents")
     (tmp_path / "book").mkdir()
     (tmp_path / "book" / "glossary.md").write_text(book, encoding="utf-8")
     (tmp_path / "book" / "other.md").write_text("term\n  text\n", encoding="utf-8")
     manager = lab_contents.BookContentsManager(root_dir=str(tmp_path))
-    model = asyncio.run(manager.get("book/glossary.md"))
+    model = _run(manager.get("book/glossary.md"))
     assert model["content"] == lab
-    asyncio.run(manager.save({"type": "file", "format": "text", "content": lab}, "book/glossary.md"))
+    _run(manager.save({"type": "file", "format": "text", "content": lab}, "book/glossary.md"))
     assert (tmp_path / "book" / "glossary.md").read_text(encoding="utf-8") == book
-    assert asyncio.run(manager.get("book/other.md"))["content"] == "term\n  text\n"  # only the glossary
+    assert _run(manager.get("book/other.md"))["content"] == "term\n  text\n"  # only the glossary
 
 
 # ---- issue 19, item 15: a chapter opens in Lab without being marked unsaved ---------------------------
