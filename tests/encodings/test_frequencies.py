@@ -38,3 +38,31 @@ def test_paper_longest_wavelength_falls_short_of_two_pi_base():
     assert round(lam[-1] / (2 * np.pi), 1) == 9646.6
     lam_t2t = pe_lib.wavelengths(512, convention="tensor2tensor")
     np.testing.assert_allclose(lam_t2t[-1], 2 * np.pi * 10000, rtol=1e-13)
+
+
+def test_the_default_base_is_10000_and_each_convention_by_hand():
+    # written out for d_model = 8: 10000^(-2k/8) and, tensor2tensor, 10000^(-k/3)
+    np.testing.assert_allclose(pe_lib.frequencies(8), [1.0, 0.1, 0.01, 0.001], rtol=1e-15)
+    np.testing.assert_allclose(pe_lib.frequencies(8, convention="tensor2tensor"),
+                               [1.0, 10000 ** (-1 / 3), 10000 ** (-2 / 3), 1e-4], rtol=1e-15)
+    np.testing.assert_allclose(pe_lib.frequencies(4, convention="tensor2tensor"), [1.0, 1e-4], rtol=1e-15)
+
+
+def test_errors_in_full():
+    import warnings
+
+    import pytest
+
+    with pytest.raises(ValueError) as convention:
+        pe_lib.frequencies(8, convention="x")
+    assert str(convention.value) == "convention must be one of 'paper', 'tensor2tensor', got 'x'"
+    with pytest.raises(ValueError) as two:
+        pe_lib.frequencies(2, convention="tensor2tensor")
+    assert str(two.value) == ("convention='tensor2tensor' divides by d_model/2 - 1, which is zero for d_model=2; "
+                              "use d_model >= 4 or convention='paper'")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the overflow is reported once, as this error, not also as a warning
+        with pytest.raises(ValueError) as huge:
+            pe_lib.wavelengths(8, base=1e308, convention="tensor2tensor")
+    assert str(huge.value) == ("base=1e+308 is so large that 2*pi/omega overflows float64; use a base below "
+                               "1e300")

@@ -286,3 +286,68 @@ def test_encoding_errors_known_values_and_bad_formats():
         encoding_errors(4, 8, [("float16", "half")])
     with pytest.raises(ValueError, match="overflow float16"):
         encoding_errors([70_000], 8, [("float32", "float16")])
+
+
+def _f32(values):
+    """Round float64 values to float32 and back: numpy's correctly rounded cast, written out here."""
+    return np.asarray(values, dtype=np.float64).astype(np.float32).astype(np.float64)
+
+
+def test_base_and_convention_reach_every_function():
+    """Each function of a base and a convention computes with the ones it is given (base 500, tensor2tensor),
+    rebuilt here from float32 casts: theta = rd(rd(pos) rd(omega_k)), the table rd(sin theta), rd(cos theta),
+    and the worst error against the float64 table."""
+    pos = np.array([0.0, 7.0, 1000.0, 4099.0])
+    kw = dict(base=500.0, convention="tensor2tensor")
+    omega = 500.0 ** (-np.arange(4) / 3)  # tensor2tensor, d_model = 8: base^(-k/(d/2 - 1))
+    np.testing.assert_allclose(pe_lib.frequencies(8, **kw), omega, rtol=1e-15)
+    theta = _f32(np.multiply.outer(_f32(pos), _f32(pe_lib.frequencies(8, **kw))))
+    np.testing.assert_array_equal(pe_lib.low_precision_angles(pos, 8, "float32", **kw), theta)
+    exact = np.multiply.outer(pos, omega)
+    np.testing.assert_allclose(pe_lib.angle_error(pos, 8, "float32", **kw), np.abs(theta - exact), rtol=0,
+                               atol=1e-12)
+    table = pe_lib.low_precision_sinusoidal(pos, 8, precision="float32", **kw)
+    np.testing.assert_array_equal(table[:, 0::2], _f32(np.sin(theta)))
+    np.testing.assert_array_equal(table[:, 1::2], _f32(np.cos(theta)))
+    worst = np.maximum(np.abs(_f32(np.sin(theta)) - np.sin(exact)), np.abs(_f32(np.cos(theta)) - np.cos(exact)))
+    np.testing.assert_allclose(pe_lib.encoding_error(pos, 8, "float32", **kw), worst.max(axis=1), rtol=0,
+                               atol=1e-12)
+    np.testing.assert_allclose(pe_lib.encoding_errors(pos, 8, [("float32", "float32")], **kw)["float32", "float32"],
+                               worst.max(axis=1), rtol=0, atol=1e-12)
+    assert np.abs(pe_lib.angle_error(pos, 8, "float32") - pe_lib.angle_error(pos, 8, "float32", **kw)).max() > 1e-6
+    # and the default base is the paper's 10000 (frequencies 10000^(-2k/8) = 1, 0.1, 0.01, 0.001)
+    np.testing.assert_array_equal(pe_lib.low_precision_angles(pos, 8, "float32"),
+                                  _f32(np.multiply.outer(pos, _f32([1.0, 0.1, 0.01, 0.001]))))
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: pe_lib.distinct_positions(-1, "float16"),
+         "n as an int is a count of positions and must be >= 0, got -1"),
+        (lambda: pe_lib.encoding_error(np.arange(3), 8, "z"),
+         "precision must be one of 'float64', 'float32', 'float16', 'bfloat16', got 'z'"),
+        (lambda: pe_lib.encoding_errors(np.arange(3), 8, [("x", "float32")]),
+         "precision must be one of 'float64', 'float32', 'float16', 'bfloat16', got 'x'"),
+        (lambda: pe_lib.encoding_errors(np.arange(3), 8, [("float32", "y")]),
+         "angle_precision must be one of 'float64', 'float32', 'float16', 'bfloat16', got 'y'"),
+    ],
+)
+def test_errors_name_their_argument(call, message):
+    with pytest.raises(ValueError) as error:
+        call()
+    assert str(error.value) == message
+
+
+def test_bfloat16_rounding_needs_neither_jax_nor_ml_dtypes():
+    """numpy alone has no bfloat16 (ml_dtypes, which JAX brings, adds one): rounding to it must work without."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys; sys.modules['ml_dtypes'] = None; sys.modules['jax'] = None\n"
+            "import pe_lib; print(pe_lib.round_to_precision([1.00390625, 1.01171875], 'bfloat16').tolist())")
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2],
+                          capture_output=True, text=True, timeout=120)
+    # 1 + 2^-8 and 1 + 3 * 2^-8 are ties between bfloat16 neighbours (7 stored bits): to the even one
+    assert done.returncode == 0 and done.stdout.strip() == "[1.0, 1.015625]", done.stderr[-500:]

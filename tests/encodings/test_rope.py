@@ -235,3 +235,19 @@ def test_bound_validation():
         pe_lib.rope_decay_bound(4, 7)
     with pytest.raises(ValueError, match=r"offsets must all be finite"):
         pe_lib.rope_decay_bound([np.nan], 8)
+
+
+def test_score_bound_default_base_and_shape_errors_in_full():
+    # q = k = e_0 (d = 4): g = (1, 0), max_k |g_{k+1} - g_k| = 1 with g_2 = 0, so the bound is
+    # 1 * (d/2) * rope_decay_bound at the paper's base 10000
+    e0 = np.array([1.0, 0.0, 0.0, 0.0])
+    np.testing.assert_allclose(pe_lib.rope_score_bound(e0, e0, 5),
+                               2 * pe_lib.rope_decay_bound(5, 4, base=10_000.0), rtol=1e-15)
+    for call, message in [
+        (lambda: pe_lib.rope_score_bound(np.float64(1.0), np.ones(4), 3), "q must have shape (..., d), got shape ()"),
+        (lambda: pe_lib.rope_score_bound(np.ones(4), np.float64(1.0), 3), "k must have shape (..., d), got shape ()"),
+        (lambda: pe_lib.rope(np.ones(4), 3), "x must have shape (..., n, d), got shape (4,)"),
+    ]:
+        with pytest.raises(ValueError) as error:
+            call()
+        assert str(error.value) == message

@@ -58,3 +58,32 @@ def test_apply_shift_messages_name_the_argument():
         pe_lib.apply_shift(1.0, 1.0)
     with pytest.raises(ValueError, match=r"^vectors must be finite, got NaN or infinity among them$"):
         pe_lib.apply_shift([np.nan, 1.0], 1.0)
+
+
+def test_the_default_base_moves_the_paper_encoding():
+    # apply_shift's default base is the encoding's: PE(pos) moved by k is PE(pos + k) (base 10000, by hand)
+    def pe(pos):
+        omega = 10000.0 ** (-np.arange(0, 8, 2) / 8)
+        return np.stack([np.sin(pos * omega), np.cos(pos * omega)], axis=-1).ravel()
+
+    np.testing.assert_allclose(pe_lib.apply_shift(pe(3.0), 5.0), pe(8.0), atol=1e-12)
+    np.testing.assert_allclose(pe(3.0) @ pe_lib.shift_matrix(5.0, 8).T, pe(8.0), atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: pe_lib.shift_matrix(float("inf"), 4), "offset must be a finite real number, got inf"),
+        (lambda: pe_lib.shift_matrix(1.0, 20_000),
+         "a shift matrix of 20000 x 20000 = 400,000,000 values exceeds the limit of 268,435,456 (2 GiB of "
+         "float64); ask for fewer positions or a smaller d_model"),
+        (lambda: pe_lib.apply_shift(np.ones(3), 1.0),
+         "the last axis of vectors must be a positive even integer (each frequency fills a sin/cos pair), got 3; "
+         "try 4"),
+        (lambda: pe_lib.apply_shift(np.ones(4), float("nan")), "offset must be a finite real number, got nan"),
+    ],
+)
+def test_errors_in_full(call, message):
+    with pytest.raises(ValueError) as error:
+        call()
+    assert str(error.value) == message

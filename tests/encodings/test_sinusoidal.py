@@ -100,3 +100,34 @@ def test_an_unknown_or_unsupported_dtype_is_refused_by_name(dtype):
     # one once ml_dtypes (a JAX dependency) is imported, and is refused either way.
     with pytest.raises(ValueError, match="dtype must be numpy.float64"):
         pe_lib.sinusoidal(4, 8, dtype=dtype)
+
+
+def test_errors_in_full():
+    with pytest.raises(ValueError) as dtype:
+        pe_lib.sinusoidal(4, 8, dtype="bfloat16")
+    assert str(dtype.value) == ("dtype must be numpy.float64 (default), numpy.float32 or numpy.float16, got "
+                                "'bfloat16'; for bfloat16 compute in float32 and round with pe_lib.round_to_bfloat16")
+    for table in (pe_lib.sinusoidal, pe_lib.sinusoidal_loop):
+        with pytest.raises(ValueError) as layout:
+            table(4, 8, layout="x")
+        assert str(layout.value) == "layout must be one of 'interleaved', 'split', got 'x'"
+
+
+def test_veltkamp_split_halves_as_documented():
+    """_split(a) = (hi, lo): hi + lo == a exactly, hi at most 26 and lo at most 27 significant bits (so that
+    a position of up to 26 bits times either is exact, Dekker's product in _sin_cos_accurate)."""
+    import importlib
+    import math
+
+    S = importlib.import_module("pe_lib.encodings.sinusoidal")
+    a = np.random.default_rng(0).uniform(1e-6, 1.0, 500)
+    hi, lo = S._split(a)
+
+    def bits(v):  # significant bits of a float: the fewest n with frexp's mantissa * 2^n an integer
+        m, n = math.frexp(v)[0], 0
+        while m != int(m):
+            m, n = 2 * m, n + 1
+        return n
+
+    assert np.array_equal(hi + lo, a)
+    assert max(map(bits, hi)) <= 26 and max(bits(v) for v in lo if v) <= 27

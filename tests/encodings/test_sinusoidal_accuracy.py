@@ -100,6 +100,22 @@ def test_long_double_without_extra_bits_selects_the_fallback(monkeypatch):
     assert S._extended_precision_is_good() is False
 
 
+def test_the_long_double_check_judges_hi_plus_lo_against_the_decimal_values(monkeypatch):
+    """What _extended_precision_is_good accepts: the sum hi + lo within 1e-18 relative of the decimal
+    reference, however it is split; a long double that loses the low part of a single small frequency fails."""
+    hi_d, lo_d = S._omega_decimal(64, 10_000.0, "paper")  # computed before numpy's finfo is replaced
+    monkeypatch.setattr(np, "finfo", lambda _dtype: SimpleNamespace(nmant=63))  # a wide long double, anywhere
+    hi_d, lo_d = S._omega_decimal(64, 10_000.0, "paper")
+    ulp = np.spacing(hi_d)
+    monkeypatch.setattr(S, "_omega_extended", lambda *_: (hi_d + ulp, lo_d - ulp))  # the same sums, split apart
+    assert S._extended_precision_is_good() is True
+    low_part_lost = lo_d.copy()
+    low_part_lost[-1] = 0.0  # omega_31 = 10000^(-62/64), about 1.3e-4: its low part, about 1e-20, dropped
+    assert abs(lo_d[-1]) > 1e-18 * hi_d[-1]
+    monkeypatch.setattr(S, "_omega_extended", lambda *_: (hi_d, low_part_lost))
+    assert S._extended_precision_is_good() is False
+
+
 @settings(max_examples=60)
 @given(
     n=st.integers(min_value=S.ROTATION_MIN_POSITIONS, max_value=1_500),

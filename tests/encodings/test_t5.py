@@ -116,3 +116,17 @@ def test_shapes_and_scalars():
 def test_validation(rel, kwargs, match):
     with pytest.raises(ValueError, match=match):
         pe_lib.t5_relative_bucket(rel, **kwargs)
+
+
+@pytest.mark.parametrize(("bidirectional", "exact", "divisor"), [(True, 8, 4), (False, 16, 2)])
+def test_max_distance_error_in_full(bidirectional, exact, divisor):
+    with pytest.raises(ValueError) as error:
+        pe_lib.t5_relative_bucket(np.arange(3), bidirectional=bidirectional, num_buckets=32, max_distance=4)
+    assert str(error.value) == (f"max_distance must exceed the {exact} exactly-bucketed distances (num_buckets // "
+                                f"{divisor}), got 4")
+
+
+def test_causal_buckets_are_integers():
+    buckets = pe_lib.t5_relative_bucket(np.arange(-20, 1), bidirectional=False)
+    assert buckets.dtype == np.int64
+    assert buckets[-1] == 0 and buckets[-17] == 16  # offsets 0 and -16: exact up to 15, then logarithmic
