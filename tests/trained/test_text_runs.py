@@ -22,6 +22,30 @@ def stored():
     return text_runs.load_results(STORED)
 
 
+@pytest.fixture
+def progress_shown(monkeypatch):
+    """The (label, enabled) of every progress bar a training run asks for, instead of showing it."""
+    from pe_lib.trained import training
+
+    shown = []
+
+    class Shown:
+        def __init__(self, label, total, *, enabled=None):
+            shown.append((label, enabled))
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def update(self, done):
+            pass
+
+    monkeypatch.setattr(training, "Progress", Shown)
+    return shown
+
+
 def test_stored_results_come_from_the_current_code(stored):
     assert stored["code_version"] == text_runs.code_version(), (
         "the code behind notebooks/results/20_on_real_text.json changed since it was stored: run make experiments")
@@ -118,24 +142,8 @@ def test_experiment_errors_in_full():
 
 
 @pytest.mark.parametrize("progress", [True, False])
-def test_experiment_passes_progress_on(monkeypatch, progress):
-    from pe_lib.trained import training
-    shown = []
-
-    class Shown:  # records what each run's progress bar would be asked to show
-        def __init__(self, label, total, *, enabled=None):
-            shown.append((label, enabled))
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-        def update(self, done):
-            pass
-
-    monkeypatch.setattr(training, "Progress", Shown)
+def test_experiment_passes_progress_on(progress_shown, progress):
+    shown = progress_shown
     text_runs.text_experiment(("none",), {"none": {"0.01": 1.0}}, seeds=(0, 1), factors=(1,), n_characters=8,
                               progress=progress, **TINY)
     assert shown == [("training a Transformer: task text, encoding none, 3 steps, seeds 0, 1", progress)]
@@ -186,24 +194,8 @@ def test_search_errors_name_the_search():
 
 
 @pytest.mark.parametrize("progress", [True, False])
-def test_search_passes_progress_on(monkeypatch, progress):
-    from pe_lib.trained import training
-    shown = []
-
-    class Shown:  # records what each run's progress bar would be asked to show
-        def __init__(self, label, total, *, enabled=None):
-            shown.append((label, enabled))
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-        def update(self, done):
-            pass
-
-    monkeypatch.setattr(training, "Progress", Shown)
+def test_search_passes_progress_on(progress_shown, progress):
+    shown = progress_shown
     text_runs.settings_search(("none",), learning_rates=(1e-3, 1e-2), progress=progress, **TINY)
     assert shown == [("training a Transformer: task text, encoding none, 3 steps", progress)] * 2
 
