@@ -36,10 +36,12 @@ def _free_port() -> int:
 
 
 def _settings(folder: Path) -> None:
-    """Lab settings for the test only: render every cell (no windowing), never ask for news."""
+    """Lab settings for the test only: render every cell (no windowing), never ask for news, never autosave."""
     for name, value in {
         "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
         "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false"},
+        # a test runs a chapter: its outputs must never be written back into the repository
+        "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
     }.items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -142,6 +144,42 @@ def test_lab_loads_every_extension_without_errors(chapter_page):
     errors = [text for kind, text in LAB_CONSOLE if kind in ("error", "pageerror")
               and not all(MYST_CITATION_LOOKUP.fullmatch(line) for line in text.splitlines() if line.strip())]
     assert not failed and not errors, f"JupyterLab logged, opening {CHAPTER}: {failed + errors}"
+
+
+WIDGET_CHAPTER = "notebooks/04_visualizing.ipynb"  # the explorer: three sliders and a redrawn figure
+WIDGET_IMAGES_JS = """() => Array.from(document.querySelectorAll('.jp-Notebook .jupyter-widgets img'))
+  .map(img => img.src).join('|')"""
+KERNEL_READY_JS = """() => {
+  const kernel = window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel;
+  return kernel?.connectionStatus === 'connected';
+}"""
+
+
+def test_lab_runs_a_chapter_and_its_sliders_redraw(browser, lab, book_html):
+    """The learner's path: open a chapter, Run All, move a slider; the figure is drawn again for the new
+    value. (The stored outputs hold only a text stand-in for the widget: only a live kernel shows sliders.)"""
+    url, token = lab
+    stored = (ROOT / WIDGET_CHAPTER).read_bytes()
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(f"{url}/lab/tree/{WIDGET_CHAPTER}?reset&token={token}")
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+        page.wait_for_function(KERNEL_READY_JS, timeout=120_000)
+        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        page.wait_for_selector(".jp-Notebook .widget-slider", timeout=240_000)
+        page.wait_for_function(f"({WIDGET_IMAGES_JS})().length > 0", timeout=120_000)
+        readouts = page.locator(".jp-Notebook .widget-readout")
+        assert readouts.all_inner_texts() == ["512", "128", "1.00e+4"]  # the cell's arguments
+        before = page.evaluate(WIDGET_IMAGES_JS)
+        page.locator(".jp-Notebook .widget-slider .noUi-handle").first.focus()
+        page.keyboard.press("ArrowLeft")  # length 512 -> 511
+        page.wait_for_function(f"({WIDGET_IMAGES_JS})() !== {json.dumps(before)}", timeout=60_000)
+        assert readouts.all_inner_texts() == ["511", "128", "1.00e+4"]
+        page.screenshot(path=str(book_html.parent / "lab-widget.png"))
+    finally:
+        context.close()
+    assert (ROOT / WIDGET_CHAPTER).read_bytes() == stored  # nothing was saved into the repository
 
 
 # What the learner reads in Lab, judged like the website: every link opens a file that exists, every
