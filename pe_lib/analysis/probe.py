@@ -27,44 +27,68 @@ def _rows(a, *, name: str) -> np.ndarray:
     return arr.reshape(arr.shape[0], -1)
 
 
-def fit_probe(x, y) -> tuple[np.ndarray, np.ndarray]:
-    r"""The least-squares probe :math:`\hat y = W^\top x + b`, through the normal equations.
+# A direction along which the centred vectors vary by less than this share of their size (about 4500
+# float64 rounding steps) is taken as rounding noise, not as a signal (see :func:`fit_probe`).
+NOISE_FLOOR = 1e-12
 
-    With the design :math:`X = [x, 1]` (``T`` rows, ``p + 1`` columns) the coefficients solve
-    :math:`X^\top X\,c = X^\top y`. The Gram matrix :math:`G = X^\top X = V \Lambda V^\top` is only
-    ``(p + 1) x (p + 1)``: the fit costs matrix products over the rows and one small
-    eigendecomposition, far less than an SVD of the tall design (what ``numpy.linalg.lstsq`` does).
-    Directions with :math:`\lambda_i \le \varepsilon\,(p + 1)\,\lambda_\max`, below the rounding
-    error of ``G``, are dropped, as ``lstsq`` drops tiny singular values: in a layer whose centred
-    vectors are rounding noise only the intercept is left. Forming ``G`` squares the condition
-    number; two steps of iterative refinement, :math:`c \leftarrow c + G^{+} X^\top (y - Xc)`, win
-    back the lost digits (agreement with ``lstsq`` to about ``1e-10`` even where the features are
-    ``1e-5`` of the intercept).
 
-    ``x``: ``(T, p)``; ``y``: ``(T,)`` or ``(T, r)``. Returns ``(W, b)`` of shapes ``(p, r)`` and ``(r,)``.
+def fit_probe(x, y, *, scale=None) -> tuple[np.ndarray, np.ndarray]:
+    r"""The least-squares probe :math:`\hat y = W^\top x + b`, through the centred normal equations.
+
+    With the training means :math:`\bar x, \bar y` the intercept separates exactly:
+    :math:`W` solves :math:`G W = X_c^\top Y_c` with :math:`X_c = x - \bar x` (``T`` rows, ``p`` columns),
+    :math:`Y_c = y - \bar y` and :math:`G = X_c^\top X_c = V \Lambda V^\top`, and :math:`b = \bar y - W^\top \bar x`.
+    Centring first keeps the Gram matrix in the features' own scale: with an intercept column of ones
+    in it instead, features much smaller than 1 (a layer whose tokens have nearly collapsed onto one
+    vector) fall below its rounding error and real directions are lost. ``G`` is only ``(p, p)``: the
+    fit costs matrix products over the rows and one small eigendecomposition, far less than an SVD of
+    the tall design (what ``numpy.linalg.lstsq`` does). Two kinds of direction are dropped:
+
+    * :math:`\lambda_i \le \varepsilon\,p\,\lambda_\max`, below the rounding error of ``G``
+      (as ``lstsq`` drops tiny singular values);
+    * :math:`\lambda_i \le T\,(\texttt{NOISE\_FLOOR}\cdot\texttt{scale})^2`: along them the centred
+      vectors vary by less than ``NOISE_FLOOR`` (1e-12) of ``scale``, the size of the vectors they were
+      computed from, which is rounding noise (a layer whose tokens all carry one vector). ``scale``
+      defaults to the RMS of ``x`` itself; pass the size of the uncentred vectors when ``x`` is already
+      a difference (as :func:`layer_probe` does).
+
+    Forming ``G`` squares the condition number; two steps of iterative refinement,
+    :math:`W \leftarrow W + G^{+} X_c^\top (Y_c - X_c W)`, win back the lost digits (agreement with
+    ``lstsq`` to about ``1e-10`` even where the features are ``1e-5`` of their mean).
+
+    ``x``: ``(T, p)``; ``y``: ``(T,)`` or ``(T, r)``; ``scale``: a float >= 0 or ``None``.
+    Returns ``(W, b)`` of shapes ``(p, r)`` and ``(r,)``.
     """
     x, y = _rows(x, name="x"), _rows(y, name="y")
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
         raise ValueError("x and y must be finite, got NaN or infinity")
     if x.shape[0] != y.shape[0]:
         raise ValueError(f"x and y must have as many rows, got {x.shape[0]} and {y.shape[0]}")
-    design = np.hstack([x, np.ones((x.shape[0], 1))])  # X = [x, 1]: (T, p + 1)
-    lam, v = np.linalg.eigh(design.T @ design)  # G = X^T X = V diag(lam) V^T, lam ascending
-    keep = lam > np.finfo(float).eps * design.shape[1] * lam[-1]
+    if scale is None:
+        scale = float(np.sqrt(np.mean(x**2)))
+    elif isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating, np.integer)) or not (
+        np.isfinite(scale) and scale >= 0
+    ):
+        raise ValueError(f"scale must be a finite number >= 0 or None, got {scale!r}")
+    x_mean, y_mean = x.mean(axis=0), y.mean(axis=0)
+    xc, yc = x - x_mean, y - y_mean  # X_c, Y_c: (T, p), (T, r)
+    lam, v = np.linalg.eigh(xc.T @ xc)  # G = X_c^T X_c = V diag(lam) V^T, lam ascending
+    floor = max(np.finfo(float).eps * x.shape[1] * lam[-1], x.shape[0] * (NOISE_FLOOR * scale) ** 2)
+    keep = lam > floor
     v, lam = v[:, keep], lam[keep]
 
-    def solve(target):  # G^+ X^T target, on the kept directions
-        return v @ ((v.T @ (design.T @ target)) / lam[:, None])
+    def solve(target):  # G^+ X_c^T target, on the kept directions
+        return v @ ((v.T @ (xc.T @ target)) / lam[:, None])
 
-    c = solve(y)
+    w = solve(yc)
     for _ in range(2):  # iterative refinement
-        c = c + solve(y - design @ c)
-    return c[:-1], c[-1]
+        w = w + solve(yc - xc @ w)
+    return w, y_mean - x_mean @ w
 
 
-def heldout_r_squared(x_train, y_train, x_test, y_test) -> float:
-    r"""Fit ``y ≈ W^T x + b`` on the training rows (:func:`fit_probe`), return :math:`R^2` on the test
-    rows (see the module doc).
+def heldout_r_squared(x_train, y_train, x_test, y_test, *, scale=None) -> float:
+    r"""Fit ``y ≈ W^T x + b`` on the training rows (:func:`fit_probe`, which takes ``scale``), return
+    :math:`R^2` on the test rows (see the module doc).
 
     ``x_*``: ``(T, p)``; ``y_*``: ``(T,)`` or ``(T, r)`` (a multi-output :math:`R^2` pools all
     outputs). Needs more training rows than the probe has parameters (``p + 1`` per output), so
@@ -85,7 +109,7 @@ def heldout_r_squared(x_train, y_train, x_test, y_test) -> float:
             f"the probe has {n_params} parameters per output but only {x_train.shape[0]} training rows; "
             "use more training samples than features, or it can fit anything"
         )
-    w, b = fit_probe(x_train, y_train)
+    w, b = fit_probe(x_train, y_train, scale=scale)
     if not np.all(np.isfinite(x_test)):
         raise ValueError("x_test must be finite, got NaN or infinity")
     predicted = x_test @ w + b  # ŷ = W^T x + b
@@ -120,14 +144,16 @@ def layer_probe(states, target, *, n_train: int, center: bool = True) -> np.ndar
     n_train = check_positive_int(n_train, name="n_train")
     if n_train >= batch:
         raise ValueError(f"n_train must leave test sequences: got n_train={n_train} of batch={batch}")
+    # the size of each layer's vectors before centring: what is below 1e-12 of it is rounding noise
+    scales = np.sqrt(np.mean(states[:, :n_train] ** 2, axis=(1, 2, 3)))
     if center:
         states = states - states.mean(axis=2, keepdims=True)  # x_t - mean of x over its sequence
     y = np.broadcast_to(target.reshape(n, -1), (batch, n, target.reshape(n, -1).shape[1]))
     y_train, y_test = y[:n_train].reshape(n_train * n, -1), y[n_train:].reshape((batch - n_train) * n, -1)
     return np.array(
         [
-            heldout_r_squared(s[:n_train].reshape(-1, d), y_train, s[n_train:].reshape(-1, d), y_test)
-            for s in states
+            heldout_r_squared(s[:n_train].reshape(-1, d), y_train, s[n_train:].reshape(-1, d), y_test, scale=scale)
+            for s, scale in zip(states, scales, strict=True)
         ]
     )
 

@@ -147,10 +147,44 @@ def test_fit_probe_agrees_with_lstsq_even_for_tiny_features(feature_scale):
 def test_fit_probe_keeps_only_the_intercept_for_rounding_noise():
     rng = np.random.default_rng(12)
     y = rng.normal(size=300) + 7.0
-    x = 1e-17 * rng.normal(size=(300, 8))  # far below the rounding error of the intercept column
-    w, b = pe_lib.fit_probe(x, y)
+    x = 1e-17 * rng.normal(size=(300, 8))  # rounding noise on vectors of size 1
+    w, b = pe_lib.fit_probe(x, y, scale=1.0)
     assert np.abs(w).max() < 1e-12  # fitting the noise would need weights of about 1e17
     assert b[0] == pytest.approx(y.mean(), abs=1e-12)
+    # the same numbers as vectors of their own size (scale = their RMS, the default) are a signal
+    w_own, b_own = pe_lib.fit_probe(x, y)
+    w_ref, b_ref = _lstsq_probe(x * 1e17, y)
+    np.testing.assert_allclose(x @ w_own + b_own, x * 1e17 @ w_ref + b_ref, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize(("spread", "kept"), [(1e-13, False), (1e-11, True)])
+def test_fit_probe_noise_floor_is_1e_minus_12_of_scale(spread, kept):
+    # centred vectors that vary by 1e-13 of the scale are noise, by 1e-11 a signal
+    rng = np.random.default_rng(15)
+    x = 5.0 + spread * rng.normal(size=(200, 3))
+    y = x[:, 0] / spread
+    w, _ = pe_lib.fit_probe(x, y, scale=1.0)
+    assert (np.abs(w[0, 0] - 1 / spread) < 1e-3 / spread) == kept
+
+
+def test_fit_probe_reads_a_collapsed_layer_as_lstsq_does():
+    # vectors that all sit at one point and differ by 1e-6 of it (a layer whose tokens have nearly
+    # collapsed, chapter 7): an intercept column of ones in the Gram matrix put their eigenvalues near
+    # its rounding error and dropped some real directions (a held-out R^2 of -0.45 where lstsq
+    # gives -0.87 in chapter 7's seed 4, layer 3); centred first, the fit is lstsq's
+    rng = np.random.default_rng(16)
+    directions = rng.normal(size=(30, 30)) * np.logspace(0, -2, 30)[:, None]  # a spread spectrum
+    x = 1.0 + 1e-6 * rng.normal(size=(600, 30)) @ directions
+    y = rng.normal(size=600) + 30.0
+    w, b = pe_lib.fit_probe(x, y, scale=1.0)
+    w_ref, b_ref = _lstsq_probe(x - 1.0, y)  # lstsq on the same differences, intercept apart
+    np.testing.assert_allclose(x @ w + b, (x - 1.0) @ w_ref + b_ref, rtol=0, atol=1e-7)
+
+
+def test_fit_probe_rejects_a_bad_scale():
+    for bad in (-1.0, np.nan, np.inf, "1", True):
+        with pytest.raises(ValueError, match=r"^scale must be a finite number >= 0 or None, got"):
+            pe_lib.fit_probe(np.ones((5, 2)), np.arange(5.0), scale=bad)
 
 
 def test_fit_probe_rejects_bad_data():
@@ -207,16 +241,17 @@ def test_heldout_r_squared_computes_in_float64_from_float32_data():
 
 
 def test_fit_probe_drops_features_below_the_rounding_of_the_gram_matrix():
-    # features 2.6e-8 of the intercept: eigenvalues about 3 eps lambda_max, below the cut eps (p + 1)
-    # lambda_max with p = 29, so the probe is the mean of y (as lstsq with that cut on the singular values)
+    # one feature of size 1 and 28 at 2.6e-8 of it: their eigenvalues, about 3 eps lambda_max, are below
+    # the cut eps p lambda_max with p = 29, so only the first feature is used (as lstsq with that cut
+    # on the singular values of the centred design)
     rng = np.random.default_rng(14)
-    x = np.sqrt(3 * np.finfo(float).eps) * rng.normal(size=(300, 29))
-    y = rng.normal(size=300) + 7.0
-    w, b = pe_lib.fit_probe(x, y)
-    design = np.hstack([x, np.ones((300, 1))])
-    c, *_ = np.linalg.lstsq(design, y, rcond=np.sqrt(np.finfo(float).eps * 30))
-    np.testing.assert_allclose(x @ w[:, 0] + b[0], design @ c, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(x @ w[:, 0] + b[0], y.mean(), rtol=0, atol=1e-9)
+    x = np.hstack([rng.normal(size=(300, 1)), np.sqrt(3 * np.finfo(float).eps) * rng.normal(size=(300, 28))])
+    y = 2.0 * x[:, 0] + rng.normal(size=300) + 7.0
+    w, b = pe_lib.fit_probe(x, y, scale=1.0)
+    xc = x - x.mean(axis=0)
+    c, *_ = np.linalg.lstsq(xc, y - y.mean(), rcond=np.sqrt(np.finfo(float).eps * 29))
+    np.testing.assert_allclose(x @ w[:, 0] + b[0], xc @ c + y.mean(), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(w[1:, 0], 0.0, atol=1e-3)  # fitted, these would be about 1e7
 
 
 def test_token_spread_is_per_layer_and_computed_in_float64():
