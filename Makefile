@@ -14,6 +14,9 @@ export PYTHONHASHSEED := 0
 # numpy's AVX-512 kernels round some exp/log/sin results differently in the last bit: the stored outputs are
 # made and checked with AVX2 kernels on every x86 machine (pe_lib/book/machine.py says why; keep the two equal)
 export NPY_DISABLE_CPU_FEATURES := X86_V4 AVX512_ICL AVX512_SPR
+# and the oneDNN kernels that XLA calls for the trained models are held to AVX2 the same way
+export DNNL_MAX_CPU_ISA := AVX2
+export ONEDNN_MAX_CPU_ISA := AVX2
 export MPLBACKEND := module://matplotlib_inline.backend_inline
 
 .PHONY: help venv lab-venv book serve test lint unit nbval build-check browser execute experiments bench mutate reference clean

@@ -54,6 +54,9 @@ PALETTE_MAX_SHARE = 0.005
 PALETTE_MAX_MEAN = 1.0
 
 
+SCALE_SLACK = 1e-9
+
+
 def _rounded(x: float, quantum: float) -> str:
     v = round(float(x) / quantum) * quantum
     return "0" if v == 0 else f"{v:.4g}"  # "0" also for -0.0
@@ -70,7 +73,9 @@ def _stats(values) -> str:
     if a.size == 0:
         return "no finite values"
     scale = np.abs(a).max()
-    quantum = 10.0 ** (np.floor(np.log10(scale)) - 3) if scale > 0 else 1.0
+    # a scale within SCALE_SLACK (1e-9) below a power of ten counts as that power: a maximum that is 1 on one CPU
+    # and 0.9999999999999998 on another must not move the quantum (and every printed digit) tenfold
+    quantum = 10.0 ** (np.floor(np.log10(scale * (1 + SCALE_SLACK))) - 3) if scale > 0 else 1.0
     numbers = (a.min(), a.max(), a.mean(), np.abs(a).mean())
     mn, mx, mean, mean_abs = (_rounded(v, quantum) for v in numbers)
     return f"n={a.size} min={mn} max={mx} mean={mean} mean|.|={mean_abs}"

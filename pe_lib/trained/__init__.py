@@ -1,8 +1,14 @@
 """The trained models of chapters 14-16, 19 and 20: the JAX Transformer, its tasks (real text included),
 training and its fair protocol, repeated runs, what a model learned, and a model run at explicit positions.
 JAX and optax are imported on the first training call, never by `import pe_lib`.
+
+Before anything else, oneDNN (which XLA calls for matrix products) is held to AVX2 in this process
+(:func:`pe_lib.book.machine.pin_onednn`): the same trained weights, bit for bit, on every x86 processor.
+It is done here, at ``import pe_lib``, so that it precedes JAX's first computation; a value set by hand
+is kept.
 """
 
+from ..book.machine import pin_onednn
 from .attention_offsets import score_by_offset, weight_at_offset
 from .baselines import order_blind_accuracy
 from .corpus import CORPORA, corpus_split, decode_text, encode_text, held_out_windows, text_batch, unigram_bits
@@ -32,6 +38,8 @@ from .training import (
     train_transformer,
     train_transformers,
 )
+
+pin_onednn()  # importing these modules runs no JAX; this comes before any training call
 
 __all__ = [
     "accuracy_by_position",

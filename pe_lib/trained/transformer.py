@@ -21,7 +21,7 @@ pairs, base 10000), ``"alibi"`` adds :math:`B_h = ` :func:`pe_lib.alibi_bias`, `
 :math:`b_{h,\mathrm{bucket}(j-i)}` (:func:`pe_lib.t5_relative_bucket`, T5's 32 buckets up to distance
 128, bidirectional unless the task is causal), and a causal task masks keys :math:`j > i`. The
 sinusoidal table *is* :func:`pe_lib.sinusoidal` (cast to float32), the RoPE angles come from
-:func:`pe_lib.frequencies`; ``tests/test_transformer.py`` checks all three against the numpy functions.
+:func:`pe_lib.frequencies`; ``tests/trained/test_transformer.py`` checks all three against the numpy functions.
 
 The position scheme enters :func:`forward` as *data* (:func:`position_inputs`): a table added to the
 input, a flag that adds the learned table, the cosines and sines of the rotation of queries and keys

@@ -47,6 +47,16 @@ def test_digest_changes_with_a_single_drawn_value_and_ignores_last_bits():
     assert pe_lib.figure_digest(_figure([1.0, -3.0, 2.0 + 1e-13])) == base
 
 
+def test_digest_quantum_ignores_a_maximum_one_rounding_below_a_power_of_ten():
+    # a self-similarity that is 1 on one CPU and 1 - 2^-53 on another: the same digits either way
+    # (chapter 18's 2-D similarity map printed 0.734 / 0.83 on one kernel, 0.7336 / 0.8304 on another)
+    values = [0.73395, 0.8304, 1.0]
+    below = [0.73395, 0.8304, np.nextafter(1.0, 0.0)]
+    assert figures._stats(below) == figures._stats(values) == "n=3 min=0.734 max=1 mean=0.855 mean|.|=0.855"
+    # a maximum that really is below 1 (by more than 1e-9) keeps its finer quantum
+    assert figures._stats([0.73395, 0.8304, 0.9999]) == "n=3 min=0.734 max=0.9999 mean=0.8548 mean|.|=0.8548"
+
+
 def test_digest_of_empty_and_non_finite_data():
     fig = Figure()
     ax = fig.subplots()
