@@ -18,7 +18,8 @@ run, and the script says so; if fewer than two other core types can run (or the 
 x86-64), it says loudly that the check was not done and exits with status 3 (``make test`` then
 reports it, as for the browser tests). Exit status 1 if any run fails.
 
-Usage: ``python tools/kernel_check.py [--core-types Haswell,Prescott] [--trained-core-type Sandybridge]``
+Usage: ``python tools/kernel_check.py [--core-types Haswell,Prescott] [--trained-core-type Sandybridge]
+[--only numpy|trained]``
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--core-types", default=",".join(CORE_TYPES))
     parser.add_argument("--trained-core-type", default=TRAINED_CORE_TYPE)
+    parser.add_argument("--only", choices=("numpy", "trained"), help="run only the numpy or the trained chapters")
     args = parser.parse_args(argv)
     machine = platform.machine().lower()
     if machine not in ("x86_64", "amd64") or not Path("/proc/cpuinfo").exists():
@@ -122,8 +124,9 @@ def main(argv=None) -> int:
     logs = ROOT / "_build" / "kernel_check"
     logs.mkdir(parents=True, exist_ok=True)
     failed = []
-    runs = [(c, numpy_chapters, {}) for c in numpy_types]
-    runs.append((args.trained_core_type, trained_chapters, ONEDNN_ENV))
+    runs = [] if args.only == "trained" else [(c, numpy_chapters, {}) for c in numpy_types]
+    if args.only != "numpy":
+        runs.append((args.trained_core_type, trained_chapters, ONEDNN_ENV))
     for core, chapters, extra in runs:
         env = {**base, "OPENBLAS_CORETYPE": core, **extra}
         got = loaded_core(env)
