@@ -88,3 +88,19 @@ def test_whole_error_messages_name_the_file_and_what_it_holds(weights, tmp_path)
     with pytest.raises(ValueError) as error:
         pe_lib.load_position_table(empty)
     assert str(error.value) == f"no tensor {pt.POSITION_TENSOR!r} in the file; it has none"
+
+
+def test_the_installed_weights_are_checked_against_the_pinned_sha256(monkeypatch):
+    # the loading path the chapters use must verify the file, not only the function that can (issue 32:
+    # a path that skipped the check passed every test)
+    from pe_lib.analysis import pretrained_table
+
+    monkeypatch.setattr(pretrained_table, "MINILM_SHA256", "0" * 64)
+    pretrained_table.minilm_position_table.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=r"has SHA-256 [0-9a-f]{64}, expected 0{64}"):
+            pe_lib.minilm_weights("embeddings.position_embeddings.weight")
+        with pytest.raises(ValueError, match=r"expected 0{64}"):
+            pe_lib.minilm_position_table()
+    finally:
+        pretrained_table.minilm_position_table.cache_clear()

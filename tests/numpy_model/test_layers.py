@@ -273,3 +273,18 @@ def test_a_pre_ln_causal_block_and_the_residual_default():
     # run_stack's default is residual=True: pre-LN with zero weights is then the identity
     zero = {k: np.zeros_like(v) for k, v in block.items()}
     np.testing.assert_allclose(pe_lib.run_stack(x, [zero], norm="pre")[1], x, atol=1e-15)
+
+
+@pytest.mark.parametrize(("residual", "norm", "causal"), [(True, "post", False), (False, "pre", True)])
+def test_run_stack_feeds_each_block_the_previous_blocks_output(residual, norm, causal):
+    # state l + 1 is block l applied to state l (not to the input, not to an earlier state): built here
+    # one block at a time with transformer_block, and the blocks differ, so a wrong feed changes the states
+    x = _x(21)
+    blocks = pe_lib.init_blocks(4, D, seed=21)
+    states = pe_lib.run_stack(x, blocks, residual=residual, norm=norm, causal=causal)
+    h = x
+    for layer, block in enumerate(blocks, start=1):
+        h = pe_lib.transformer_block(h, block, residual=residual, norm=norm, causal=causal)
+        np.testing.assert_array_equal(states[layer], h)
+    from_input = pe_lib.transformer_block(x, blocks[3], residual=residual, norm=norm, causal=causal)
+    assert not np.allclose(states[4], from_input)

@@ -153,3 +153,15 @@ def test_split_chapters_every_second_and_never_every_one():
     assert split_chapters(["a", "b", "c", "d"], every=2) == ("a\nc", "b\nd")
     with pytest.raises(ValueError, match=r"^every must be an integer >= 2, got 1$"):
         split_chapters(["a", "b"], every=1)
+
+
+def test_the_installed_corpus_is_checked_against_the_pinned_sha256(monkeypatch):
+    # corpus_split, the path every text run reads through, must verify the file (issue 32)
+    monkeypatch.setattr(corpus, "KJV_SHA256", "0" * 64)
+    corpus.corpus_split.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=r"has SHA-256 [0-9a-f]{64}, expected 0{64}"):
+            corpus.corpus_split("kjv")
+    finally:
+        corpus.corpus_split.cache_clear()
+        corpus._ids.cache_clear()

@@ -285,3 +285,26 @@ def test_a_grid_of_one_seed_and_one_rate_trains_to_its_longest_snapshot(monkeypa
     log_p = z - np.log(np.exp(z).sum(-1, keepdims=True))
     expected = -np.mean(np.take_along_axis(log_p, targets[:2, counts][..., None], -1))
     assert model.losses[0] == pytest.approx(expected, rel=1e-5)
+
+
+def test_best_setting_ranks_by_the_mean_over_seeds_not_another_summary(grid, monkeypatch):
+    """Losses set by hand per (setting, seed) so that each rule picks another setting: the mean picks
+    (1e-3, 4) (3 and 5: 4.0), the best seed would pick (1e-2, 8) (1 and 9), the worst seed (1e-3, 8)
+    (4.5 and 4.6), the first seed alone (1e-2, 8) too, the last seed alone (1e-2, 4) (6 and 2)."""
+    from pe_lib.trained import protocol
+
+    by_hand = {(1e-3, 4): (3.0, 5.0), (1e-3, 8): (4.5, 4.6), (1e-2, 4): (6.0, 2.0), (1e-2, 8): (1.0, 9.0)}
+    seeds = (0, 2)
+
+    def fake_loss(model, seq_len, *, seed, n_sequences):
+        key = (model.config.learning_rate, model.config.steps)
+        return by_hand[key][seeds.index(model.config.seed)]
+
+    monkeypatch.setattr(protocol, "task_loss", fake_loss)
+    assert pe_lib.best_setting(grid, 6) == (1e-3, 4)
+    # a tie goes to the first setting in the grid's order
+    by_hand[(1e-3, 8)] = (3.5, 4.5)
+    assert list(grid).index((1e-3, 4)) < list(grid).index((1e-3, 8))
+    assert pe_lib.best_setting(grid, 6) == (1e-3, 4)
+    by_hand[(1e-3, 4)] = (3.5, 4.6)
+    assert pe_lib.best_setting(grid, 6) == (1e-3, 8)
