@@ -1,11 +1,10 @@
 """The numpy SIMD and oneDNN caps behind the book's reproducible digits (pe_lib.book.machine)."""
 
+import os
 import pathlib
 import re
 import subprocess
 import sys
-
-import os
 
 from pe_lib.book.machine import KERNEL_ENV, NUMPY_ENV, ONEDNN_ENV, pin_onednn
 
