@@ -50,6 +50,9 @@ REQUIRED_FLAGS = {
 # OpenBLAS gives an x86 processor it does not know: an old laptop, a new server and an unknown CPU
 CORE_TYPES = ("SkylakeX", "Haswell", "Sandybridge", "Prescott")
 TRAINED_CORE_TYPE = "Sandybridge"
+# the name OpenBLAS reports for a core type it was asked for: the pip wheels' OpenBLAS (built without
+# DYNAMIC_OLDER) serves Prescott with its generic x86-64 kernels, which it calls Katmai
+LOADED_AS = {"Prescott": {"Prescott", "Katmai"}}
 TRAINED = ("14_", "15_", "16_", "19_", "20_")  # chapters that train models (JAX)
 ONEDNN_ENV = {"DNNL_MAX_CPU_ISA": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 
@@ -131,7 +134,7 @@ def main(argv=None) -> int:
         env = {**base, "OPENBLAS_CORETYPE": core, **extra}
         got = loaded_core(env)
         label = f"{len(chapters)} chapters, OpenBLAS {core}" + (", oneDNN AVX2" if extra else "")
-        if got != core:
+        if got not in LOADED_AS.get(core, {core}):
             print(f"  {label}: OpenBLAS loaded {got}, not {core}: the run would check nothing new")
             failed.append(label)
             continue
