@@ -69,7 +69,8 @@ def draw_layer_masks(layers, seq_len: int, *, width: float = 7.4):
     if not isinstance(layers, Mapping) or not layers:
         raise TypeError("layers must be a non-empty dict: title -> one layer of pe_lib.layer_positions(config)")
     masks = {title: layer_attention_mask(layer, seq_len) for title, layer in layers.items()}
-    fig, axes = new_figure(1, len(masks), width=width, height=width / len(masks) + 0.6, squeeze=False)
+    height = round(width / len(masks) + 0.6, 1)  # a whole number of pixels at 100 dpi
+    fig, axes = new_figure(1, len(masks), width=width, height=height, squeeze=False)
     for ax, (title, mask) in zip(axes[0], masks.items(), strict=True):
         ax.imshow(mask, cmap=ListedColormap(["#f2f2f2", "#1f4e79"]), vmin=0, vmax=1, interpolation="nearest")
         ax.set_title(title, fontsize=10)
