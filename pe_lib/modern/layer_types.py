@@ -51,6 +51,7 @@ _DEFAULTS = {
     "gemma3_text": {"num_hidden_layers": 26, "sliding_window": 4096, "sliding_window_pattern": 6,
                     "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0},
 }
+MAX_LAYERS = 10_000  # real decoders have tens to a few hundred layers
 MODEL_TYPES = tuple(sorted(set(_DEFAULTS) | set(_TEXT_TYPE)))
 
 
@@ -180,6 +181,8 @@ def layer_positions(config: Mapping) -> list[dict]:
     if model_type == "gemma3_text" and config.get("use_bidirectional_attention"):
         raise ValueError("use_bidirectional_attention changes Gemma 3's window (an encoder); not covered here")
     n = _count(_get(config, model_type, "num_hidden_layers"), "num_hidden_layers")
+    if n > MAX_LAYERS:
+        raise ValueError(f"num_hidden_layers = {n:,} is not a model's depth (at most {MAX_LAYERS:,} here)")
     rope = _rope_flags(config, model_type, n) if model_type in ("llama4_text", "smollm3") else None
     types = _layer_types(config, model_type, n, rope)
     if model_type == "gemma3_text":

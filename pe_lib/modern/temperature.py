@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import as_real_array, check_finite_real, check_positive_int
+from .._validate import as_real_array, check_finite_real, check_positive_int, check_table_size
 from ..numpy_model.attention import softmax
 
 
@@ -111,6 +111,8 @@ def entropy_by_length(lengths, *, seed: int = 0, sigma: float = 1.0, samples: in
     if sig < 0:
         raise ValueError(f"sigma must be >= 0, got {sig!r}")
     k = check_positive_int(samples, name="samples")
+    for n in ns:
+        check_table_size(k, n, what="samples x keys")  # refuse before drawing samples x n normals
     rng = np.random.default_rng(seed)
     out = []
     for n in ns:

@@ -131,6 +131,7 @@ def test_largest_offset():
     ({"model_type": "cohere2", "num_hidden_layers": 1, "sliding_window": None}, "sets no sliding_window"),
     ({"model_type": "llama4_text", "num_hidden_layers": 1, "attention_chunk_size": None}, "attention_chunk_size"),
     ({"model_type": "cohere2", "num_hidden_layers": 0}, "num_hidden_layers"),
+    ({"model_type": "cohere2", "num_hidden_layers": 10**9}, "not a model's depth"),
     ({"model_type": "smollm3", "no_rope_layer_interval": 0}, "no_rope_layer_interval"),
     ({"model_type": "gemma3_text", "use_bidirectional_attention": True}, "bidirectional"),
     ({"model_type": "gemma3_text", "rope_parameters": {"rope_type": "linear"}}, "one dict per layer type"),

@@ -73,6 +73,7 @@ def test_entropy_by_length_grows_like_log_n_and_ssmax_stops_it():
     np.testing.assert_allclose(flat, np.log([5, 50]), rtol=1e-14)  # equal logits: uniform weights
     ssmax = pe_lib.entropy_by_length(lengths, seed=3, sigma=1.0, samples=32, s=1.0)
     assert np.all(np.diff(ssmax) < 0) and np.all(np.diff(plain) > 0)
-    for kwargs in (dict(lengths=[0]), dict(lengths=[4], sigma=-1.0), dict(lengths=[4], samples=0)):
+    for kwargs in (dict(lengths=[0]), dict(lengths=[4], sigma=-1.0), dict(lengths=[4], samples=0),
+                   dict(lengths=[10**9], samples=64)):
         with pytest.raises(ValueError):
             pe_lib.entropy_by_length(**kwargs)
