@@ -159,6 +159,17 @@ def test_the_public_names_are_the_ones_before_the_move():
 
 # Names added after the move, each with the issue that asked for it.
 ADDED = [
+    "draw_layer_masks",  # issue 31: chapter 21, NoPE layers, windows and temperatures
+    "draw_layer_strips",  # issue 31: chapter 21, NoPE layers, windows and temperatures
+    "ATTENTION_KINDS",  # issue 31: chapter 21, NoPE layers, windows and temperatures
+    "entropy_by_length",  # issue 31: chapter 21, NoPE layers, windows and temperatures
+    "layer_attention_mask",  # issue 31: chapter 21, NoPE layers, windows and temperatures
+    "layer_positions",  # issue 31: chapter 21, NoPE layers, windows and temperatures
+    "largest_offset",  # issue 31: chapter 21, NoPE layers, windows and temperatures
+    "nope_temperature",  # issue 31: chapter 21, NoPE layers, windows and temperatures
+    "scalable_softmax",  # issue 31: chapter 21, NoPE layers, windows and temperatures
+    "softmax_entropy",  # issue 31: chapter 21, NoPE layers, windows and temperatures
+    "target_weight",  # issue 31: chapter 21, NoPE layers, windows and temperatures
     "permuted_qk",  # issue 21: chapter 19, converted checkpoints
     "layout_misread_permutation",  # issue 21: chapter 19, converted checkpoints
     "timestep_convention_match",  # issue 21: chapter 19, converted checkpoints

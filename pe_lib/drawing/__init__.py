@@ -7,6 +7,7 @@ from .bars import encoding_bars
 from .base_explorer import base_explorer, draw_base_overview
 from .clock import clock_animation_html, clock_widget, draw_clock, draw_word_circles
 from .explorer import explorer_figure, explorer_summary, explorer_widget
+from .layers import draw_layer_masks, draw_layer_strips
 from .player import player_html, png_frames
 from .plots import binary_digits, bit_wave, heatmap, heatmap_grid, new_figure, zero_crossings
 
@@ -18,6 +19,8 @@ __all__ = [
     "clock_widget",
     "draw_base_overview",
     "draw_clock",
+    "draw_layer_masks",
+    "draw_layer_strips",
     "draw_word_circles",
     "encoding_bars",
     "explorer_figure",

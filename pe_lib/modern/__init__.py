@@ -1,6 +1,6 @@
-"""Positions in today's models: rope_scaling as model configs write it, context extension (PI, NTK,
-YaRN), timesteps, 2-D grids, M-RoPE, resampled tables, padding, packing, cache shifts and serving flags.
-Numpy only. Used by chapters 13, 17, 18 and 19.
+"""Positions in today's models: rope_scaling as configs write it, context extension, timesteps, 2-D grids,
+M-RoPE, resampled tables, padding, packing, cache shifts, serving flags, NoPE and windowed layers, temperatures.
+Numpy only. Used by chapters 13, 17, 18, 19 and 21.
 """
 
 from .cache_shift import rope_shift
@@ -15,6 +15,7 @@ from .context_extension import (
 )
 from .conventions import TIMESTEP_CONVENTIONS, layout_misread_permutation, permuted_qk, timestep_convention_match
 from .grid import sinusoidal_2d
+from .layer_types import ATTENTION_KINDS, largest_offset, layer_attention_mask, layer_positions
 from .mrope import mrope, mrope_positions
 from .packing import (
     cu_seq_lens,
@@ -27,9 +28,19 @@ from .padding import generation_position_ids, pad_batch, padding_mask, position_
 from .resample import cubic_kernel, resample_grid, resample_weights
 from .rope_scaling import ROPE_TYPES, RopeScalingWarning, config_rope_frequencies, rope_scaling_frequencies
 from .serving import llama_cpp_frequencies, serving_settings
+from .temperature import entropy_by_length, nope_temperature, scalable_softmax, softmax_entropy, target_weight
 from .timestep import timestep_embedding
 
 __all__ = [
+    "ATTENTION_KINDS",
+    "entropy_by_length",
+    "layer_attention_mask",
+    "layer_positions",
+    "largest_offset",
+    "nope_temperature",
+    "scalable_softmax",
+    "softmax_entropy",
+    "target_weight",
     "config_rope_frequencies",
     "cu_seq_lens",
     "cubic_kernel",
