@@ -1,11 +1,6 @@
 """The trained models of chapters 14-16, 19 and 20: the JAX Transformer, its tasks (real text included),
 training and its fair protocol, repeated runs, what a model learned, and a model run at explicit positions.
 JAX and optax are imported on the first training call, never by `import pe_lib`.
-
-Before anything else, oneDNN (which XLA calls for matrix products) is held to AVX2 in this process
-(:func:`pe_lib.book.machine.pin_onednn`): the same trained weights, bit for bit, on every x86 processor.
-It is done here, at ``import pe_lib``, so that it precedes JAX's first computation; a value set by hand
-is kept.
 """
 
 from ..book.machine import pin_onednn
@@ -39,7 +34,9 @@ from .training import (
     train_transformers,
 )
 
-pin_onednn()  # importing these modules runs no JAX; this comes before any training call
+# oneDNN (which XLA calls for matrix products) is held to AVX2 here, at import pe_lib, before JAX first
+# computes: the same trained weights, bit for bit, on every x86 processor (a value set by hand is kept)
+pin_onednn()
 
 __all__ = [
     "accuracy_by_position",
