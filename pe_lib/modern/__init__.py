@@ -18,9 +18,12 @@ from .grid import sinusoidal_2d
 from .mrope import mrope, mrope_positions
 from .packing import (
     cu_seq_lens,
+    cu_seq_lens_from_position_ids,
     documents_from_position_ids,
+    documents_in_transformers_mask,
     packed_attention_mask,
     packed_document_ids,
+    packed_labels,
     packed_position_ids,
 )
 from .padding import generation_position_ids, pad_batch, padding_mask, position_ids_from_mask
@@ -32,9 +35,11 @@ from .timestep import timestep_embedding
 __all__ = [
     "config_rope_frequencies",
     "cu_seq_lens",
+    "cu_seq_lens_from_position_ids",
     "cubic_kernel",
     "layout_misread_permutation",
     "documents_from_position_ids",
+    "documents_in_transformers_mask",
     "generation_position_ids",
     "llama_cpp_frequencies",
     "mrope",
@@ -43,6 +48,7 @@ __all__ = [
     "ntk_frequencies",
     "packed_attention_mask",
     "packed_document_ids",
+    "packed_labels",
     "packed_position_ids",
     "pad_batch",
     "permuted_qk",

@@ -8,6 +8,13 @@ r"""Chapter 19's functions against the code transformers 5.23.0 runs.
 * :func:`pe_lib.packed_attention_mask` and :func:`pe_lib.documents_from_position_ids` against the mask
   ``create_causal_mask`` builds from packed ``position_ids`` alone (no attention mask), and against
   ``find_packed_sequence_indices``;
+* :func:`pe_lib.documents_in_transformers_mask` against a whole ``LlamaForCausalLM`` forward pass on a pack
+  of documents of 5, 7 and 4 tokens with restarting ``position_ids`` and no mask (eager and sdpa, train
+  and eval mode, ``use_cache`` default / True / False): the pack's logits equal the documents run
+  separately exactly where the function says the documents are kept apart, and are far from them
+  elsewhere (the old claim, "restarting positions alone build the block-diagonal mask", fails here);
+* :func:`pe_lib.cu_seq_lens_from_position_ids` against ``prepare_fa_kwargs_from_position_ids`` (the flash
+  path's cut) and :func:`pe_lib.packed_labels` against the collator's ``labels``;
 * :func:`pe_lib.rope_shift` against ``LlamaRotaryEmbedding`` + ``apply_rotary_pos_emb``: keys rotated by
   transformers at positions ``m`` and moved by ``delta`` equal keys transformers rotates at ``m + delta``,
   for plain and scaled frequencies (transformers forms the angles in float32: within 4 float32 epsilons
@@ -24,6 +31,7 @@ import torch
 from conftest import EPS32, record, relative_to_largest
 from transformers import DataCollatorWithFlattening, LlamaConfig, LlamaForCausalLM
 from transformers.masking_utils import create_causal_mask, find_packed_sequence_indices
+from transformers.modeling_flash_attention_utils import prepare_fa_kwargs_from_position_ids
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
 
 import pe_lib
@@ -32,9 +40,10 @@ LENGTH_SETS = [[3, 2, 1], [5], [1, 1, 4, 2], [7, 3]]
 
 
 def tiny_llama(**extra):
-    config = LlamaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64,
-                         pad_token_id=0, bos_token_id=1, eos_token_id=2, **extra)
+    settings = dict(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+                    num_key_value_heads=2, max_position_embeddings=64, pad_token_id=0, bos_token_id=1,
+                    eos_token_id=2) | extra
+    config = LlamaConfig(**settings)
     torch.manual_seed(0)
     return LlamaForCausalLM(config).eval()
 
@@ -79,6 +88,11 @@ def test_data_collator_with_flattening(lengths, start):
     np.testing.assert_array_equal(batch["position_ids"][0], pe_lib.packed_position_ids(lengths, start=start))
     np.testing.assert_array_equal(batch["seq_idx"][0], pe_lib.packed_document_ids(lengths))
     np.testing.assert_array_equal(np.asarray(batch["cu_seq_lens_q"]), pe_lib.cu_seq_lens(lengths))
+    documents = [f["input_ids"] for f in features]
+    np.testing.assert_array_equal(collator(features)["labels"][0], pe_lib.packed_labels(documents))
+    with_labels = [{"input_ids": d, "labels": [7 * t for t in d]} for d in documents]
+    np.testing.assert_array_equal(collator(with_labels)["labels"][0],
+                                  pe_lib.packed_labels([[7 * t for t in d] for d in documents]))
     record("DataCollatorWithFlattening position_ids, seq_idx, cu_seq_lens", 0.0, 0.0, "exact (integers)")
 
 
@@ -128,3 +142,56 @@ def test_moving_cached_keys(rope_scaling, delta):
     theta = float(torch.maximum(m, m + delta).max()) * float(rotary.inv_freq.max())
     record("rope_shift of transformers' cached keys vs rotating at m + delta", relative_to_largest(ours, theirs),
            4 * EPS32 * (1 + theta), "max |Δ|/max |k|, bound 4 eps32 (1 + max θ)")
+
+
+@pytest.mark.parametrize("lengths", LENGTH_SETS + [[4, 2, 5]])
+@pytest.mark.parametrize("start", [0, 2])
+def test_the_flash_path_cut(lengths, start):
+    positions = torch.tensor(pe_lib.packed_position_ids(lengths, start=start))[None]
+    (cu_q, cu_k), _ = prepare_fa_kwargs_from_position_ids(positions)
+    np.testing.assert_array_equal(cu_q.numpy(), pe_lib.cu_seq_lens_from_position_ids(positions.numpy()))
+    np.testing.assert_array_equal(cu_k.numpy(), pe_lib.cu_seq_lens_from_position_ids(positions.numpy()))
+    # a document restarting at 1, not at the minimum: the flash path does not cut there
+    odd = torch.tensor([[0, 1, 2, 1, 2, 0, 1]])
+    np.testing.assert_array_equal(prepare_fa_kwargs_from_position_ids(odd)[0][0].numpy(),
+                                  pe_lib.cu_seq_lens_from_position_ids(odd.numpy()))
+    record("flash path: cu_seq_lens from packed position_ids", 0.0, 0.0, "exact (integers)")
+
+
+PACK = [5, 7, 4]
+
+
+@pytest.mark.parametrize("attn", ["eager", "sdpa"])
+@pytest.mark.parametrize("mode", ["train", "eval"])
+@pytest.mark.parametrize("use_cache", [None, True, False])
+def test_a_pack_without_a_mask_through_the_whole_model(attn, mode, use_cache):
+    """The documents of a pack are kept apart in a real forward pass exactly when pe_lib says they are.
+
+    With the model's default ``use_cache`` (the config's True), transformers 5.23.0 creates a cache before
+    building the mask and skips the packed-sequence detection: the documents see each other. Planted: with
+    ``documents_in_transformers_mask`` returning the documents whatever ``use_cache`` is (the old claim),
+    the default and ``use_cache=True`` cases fail.
+    """
+    model = tiny_llama(attn_implementation=attn, num_hidden_layers=2)
+    getattr(model, mode)()
+    ids = torch.tensor(np.random.default_rng(0).integers(3, 32, size=(1, sum(PACK))))
+    positions = pe_lib.packed_position_ids(PACK)
+    starts = pe_lib.cu_seq_lens(PACK)
+    alone = torch.cat([model(ids[:, a:b]).logits for a, b in zip(starts[:-1], starts[1:], strict=True)], dim=1)
+    kwargs = {} if use_cache is None else {"use_cache": use_cache}
+    packed = model(ids, position_ids=torch.tensor(positions)[None], **kwargs).logits
+    difference = float((packed - alone).abs().max())
+    runs_with = model.config.use_cache if use_cache is None else use_cache
+    kept_apart = pe_lib.documents_in_transformers_mask(positions, use_cache=runs_with).max() > 0
+    if kept_apart:
+        record("pack without mask, use_cache=False: logits vs documents alone", difference, 16 * EPS32,
+               "max |Δ logit|")
+    else:
+        # the documents see each other: the pack equals one causal sequence with restarting positions
+        one_sequence = model(ids, position_ids=torch.tensor(positions)[None], use_cache=False,
+                             attention_mask=torch.ones_like(ids)).logits
+        assert difference > 1e-2, f"documents alone and the pack agree to {difference:.2g}: they were kept apart"
+        record("pack without mask, default use_cache: logits vs one causal sequence",
+               float((packed - one_sequence).abs().max()), 16 * EPS32, "max |Δ logit|")
+        record(f"pack without mask, default use_cache ({attn}): distance from documents alone (must be large)",
+               0.0, 0.0, f"largest |Δ logit| {difference:.3f}")
