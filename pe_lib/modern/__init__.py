@@ -29,7 +29,13 @@ from .packing import (
 from .padding import generation_position_ids, pad_batch, padding_mask, position_ids_from_mask
 from .resample import cubic_kernel, resample_grid, resample_weights
 from .rope_scaling import ROPE_TYPES, RopeScalingWarning, config_rope_frequencies, rope_scaling_frequencies
-from .serving import llama_cpp_frequencies, serving_settings
+from .serving import (
+    VLLM_DYNAMIC_COMMITS,
+    llama_cpp_frequencies,
+    serving_settings,
+    vllm_dynamic_frequencies,
+    vllm_max_model_len,
+)
 from .timestep import timestep_embedding
 
 __all__ = [
@@ -62,6 +68,9 @@ __all__ = [
     "ROPE_TYPES",
     "RopeScalingWarning",
     "serving_settings",
+    "vllm_dynamic_frequencies",
+    "vllm_max_model_len",
+    "VLLM_DYNAMIC_COMMITS",
     "sinusoidal_2d",
     "timestep_convention_match",
     "timestep_embedding",

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from conftest import EPS32, record, relative_to_largest
+from conftest import EPS32, record, relative_each, relative_to_largest
 from transformers import DataCollatorWithFlattening, LlamaConfig, LlamaForCausalLM
 from transformers.masking_utils import create_causal_mask, find_packed_sequence_indices
 from transformers.modeling_flash_attention_utils import prepare_fa_kwargs_from_position_ids
@@ -195,3 +195,33 @@ def test_a_pack_without_a_mask_through_the_whole_model(attn, mode, use_cache):
                float((packed - one_sequence).abs().max()), 16 * EPS32, "max |Δ logit|")
         record(f"pack without mask, default use_cache ({attn}): distance from documents alone (must be large)",
                0.0, 0.0, f"largest |Δ logit| {difference:.3f}")
+
+
+@pytest.mark.parametrize("factor", [2.0, 4.0])
+def test_vllm_dynamic_table_against_transformers(factor):
+    """vLLM's one "dynamic" table, read from its code at two commits, in transformers' terms.
+
+    Before PR 41277 (commit 50feac95) it is transformers' "dynamic" module run at factor x L positions;
+    after it (commit 3cfbaf33) the plain RoPE module's frequencies. Planted: with k = s after the fix too,
+    the "after" comparison fails (relative differences 2 and 12 for factors 2 and 4).
+    """
+    head_dim, base, length = 64, 10_000.0, 512
+
+    def inv_freq(params, positions):
+        config = LlamaConfig(hidden_size=2 * head_dim, num_attention_heads=2, head_dim=head_dim,
+                             max_position_embeddings=length, rope_parameters=params | {"rope_theta": base})
+        module = LlamaRotaryEmbedding(config)
+        module(torch.zeros(1, positions, head_dim), torch.arange(positions)[None])
+        return module.inv_freq.double().numpy()
+
+    table = int(length * factor)
+    before, n_before = pe_lib.vllm_dynamic_frequencies(head_dim, factor, base=base, max_position_embeddings=length,
+                                                       before_fix=True)
+    after, n_after = pe_lib.vllm_dynamic_frequencies(head_dim, factor, base=base, max_position_embeddings=length)
+    assert n_before == n_after == table
+    dynamic_at_table = inv_freq({"rope_type": "dynamic", "factor": factor}, table)
+    plain = inv_freq({"rope_type": "default"}, table)
+    record("vLLM 'dynamic' before PR 41277 vs transformers' dynamic at s L", relative_each(before, dynamic_at_table),
+           8 * EPS32, "max |Δω_i|/ω_i")
+    record("vLLM 'dynamic' after PR 41277 vs transformers' plain RoPE", relative_each(after, plain), 8 * EPS32,
+           "max |Δω_i|/ω_i")
