@@ -3,7 +3,8 @@ YaRN), timesteps, 2-D grids, M-RoPE, resampled tables, padding, packing, cache s
 Numpy only. Used by chapters 13, 17, 18 and 19.
 """
 
-from .cache_shift import rope_shift
+from .cache_shift import STALE_ROLES, rope_shift, stale_cache_roles
+from .confidence import prediction_entropy
 from .context_extension import (
     ntk_base,
     ntk_frequencies,
@@ -65,6 +66,9 @@ __all__ = [
     "resample_weights",
     "rope_scaling_frequencies",
     "rope_shift",
+    "prediction_entropy",
+    "stale_cache_roles",
+    "STALE_ROLES",
     "ROPE_TYPES",
     "RopeScalingWarning",
     "serving_settings",

@@ -22,7 +22,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import check_base, check_choice, check_d_model, check_finite_array, check_finite_real
+from .._validate import (
+    check_base,
+    check_choice,
+    check_d_model,
+    check_finite_array,
+    check_finite_real,
+    check_positive_int,
+)
 from ..encodings.frequencies import frequencies
 from ..encodings.rope import ROPE_LAYOUTS
 
@@ -64,3 +71,37 @@ def rope_shift(keys, delta, *, base: float = 10_000.0, layout: str = "interleave
     else:
         out[..., : d // 2], out[..., d // 2 :] = y_a, y_b
     return out
+
+
+STALE_ROLES = ("target in the cache", "stale key at the target's position", "clean", "not scored")
+
+
+def stale_cache_roles(n_cached: int, length: int, delta: int, lookback: int) -> np.ndarray:
+    r"""What a stale cache does to each new token of a look-back task, by position.
+
+    The first ``n_cached`` keys were rotated at :math:`j + \delta` instead of :math:`j`; token :math:`i
+    \ge n` (``n = n_cached``) must find token :math:`i - o` (``o = lookback``). Role of token :math:`i`:
+
+    * 0, its target is in the cache (:math:`i - o < n`): the target's key sits :math:`\delta` off;
+    * 1, its target is new, but a cached key appears at the target's position: cached token
+      :math:`j = i - o - \delta` with :math:`0 \le j < n` looks exactly as far back as the target;
+    * 2, clean: neither; 3, not scored (:math:`i < n`, or :math:`i < o`).
+
+    ``n_cached``, ``length``, ``lookback``: integers >= 1 with ``n_cached < length``; ``delta``: an
+    integer >= 0. Returns int64 ``(length,)``; :data:`STALE_ROLES` names the roles.
+    """
+    n = check_positive_int(n_cached, name="n_cached")
+    total = check_positive_int(length, name="length")
+    o = check_positive_int(lookback, name="lookback")
+    d = check_positive_int(delta, name="delta", minimum=0)
+    if n >= total:
+        raise ValueError(f"n_cached must be below length (some new tokens to score), got {n} and {total}")
+    i = np.arange(total)
+    target = i - o
+    roles = np.full(total, 3, dtype=np.int64)
+    scored = (i >= n) & (target >= 0)
+    decoy = (target - d >= 0) & (target - d < n) & (target >= n) & (d > 0)
+    roles[scored] = 2
+    roles[scored & decoy] = 1
+    roles[scored & (target < n)] = 0
+    return roles

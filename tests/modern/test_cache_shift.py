@@ -65,3 +65,49 @@ def test_whole_error_messages(keys, kwargs, message):
     with pytest.raises(ValueError) as error:
         pe_lib.rope_shift(keys, 1, **kwargs)
     assert str(error.value) == message
+
+
+# ---- the roles of the new tokens after a stale cache (issue 29) -------------------------------------
+def loop_roles(n_cached, length, delta, lookback):
+    """Independent re-implementation: where does each new token's target sit, and what else looks like it?"""
+    roles = []
+    apparent = {j: j + delta for j in range(n_cached)}  # cached token j appears at j + delta
+    for i in range(length):
+        target = i - lookback
+        if i < n_cached or target < 0:
+            roles.append(3)
+        elif target < n_cached:
+            roles.append(0)
+        elif any(pos == target for j, pos in apparent.items() if delta):
+            roles.append(1)
+        else:
+            roles.append(2)
+    return roles
+
+
+@pytest.mark.parametrize("delta", [0, 1, 2, 4, 8, 16, 40])
+@pytest.mark.parametrize(("n_cached", "length", "lookback"), [(16, 32, 3), (5, 12, 1), (3, 20, 7)])
+def test_stale_cache_roles_against_a_loop(n_cached, length, delta, lookback):
+    got = pe_lib.stale_cache_roles(n_cached, length, delta, lookback)
+    assert got.tolist() == loop_roles(n_cached, length, delta, lookback)
+    assert got.dtype == np.int64
+
+
+def test_stale_cache_roles_by_hand():
+    # chapter 19's case: 16 cached, 32 tokens, look back 3
+    roles = pe_lib.stale_cache_roles(16, 32, 8, 3)
+    assert [int((roles == r).sum()) for r in range(4)] == [3, 8, 5, 16]
+    assert pe_lib.stale_cache_roles(16, 32, 1, 3)[16:20].tolist() == [0, 0, 0, 1]
+    assert len(pe_lib.STALE_ROLES) == 4
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ((16, 16, 1, 3), "n_cached must be below length"),
+    ((0, 16, 1, 3), "n_cached must be an integer >= 1"),
+    ((4, 16, -1, 3), "delta must be an integer >= 0"),
+    ((4, 16, 1, 0), "lookback must be an integer >= 1"),
+    ((4, 16.0, 1, 2), "length must be an integer"),
+])
+def test_stale_cache_roles_bad_input(args, message):
+    with pytest.raises(ValueError, match=message):
+        pe_lib.stale_cache_roles(*args)
