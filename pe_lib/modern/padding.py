@@ -124,3 +124,23 @@ def pad_batch(tokens, lengths, *, side: str = "left", pad_id: int = 0) -> tuple[
     source = t[None, :] - (arr.shape[1] - n)[:, None] if side == "left" else np.broadcast_to(t, arr.shape)
     picked = np.take_along_axis(arr, np.clip(source, 0, arr.shape[1] - 1), axis=1)  # token t - (L - n_b)
     return np.where(mask == 1, picked, pad_id).astype(arr.dtype), mask
+
+
+def cache_positions(attention_mask, n_new: int = 0) -> np.ndarray:
+    r"""The slots of a padded batch in the KV cache: :math:`c_t = t`, the same for every row.
+
+    A cache stores one key per slot, pads included, so the index at which token :math:`t` is written,
+    ``cache_position`` in transformers 4.x (and in remote-code models that 5.23.0's ``generate()`` still
+    feeds: ``arange(sequence_length) + past_seen_tokens``), counts slots; ``position_ids`` count real
+    tokens (:func:`position_ids_from_mask`). They agree on a row without pads; on a left-padded row
+    :math:`c_t - p_{b,t}` is the number of pads before :math:`t`. A model called without ``position_ids``
+    numbers its tokens by slot (``LlamaModel.forward``: ``arange(T) + past_key_values.get_seq_length()``)
+    and so gives left-padded rows cache positions as positions. ``attention_mask``: ``(batch, L)``
+    (only its shape is used, after the usual checks); ``n_new``: integer >= 0. Returns int64
+    ``(batch, L + n_new)``.
+    """
+    mask = check_attention_mask(attention_mask)
+    if isinstance(n_new, bool) or not isinstance(n_new, numbers.Integral) or n_new < 0:
+        raise ValueError(f"n_new must be an integer >= 0 (the number of generated tokens), got {n_new!r}")
+    slots = np.arange(mask.shape[1] + int(n_new), dtype=np.int64)
+    return np.broadcast_to(slots, (mask.shape[0], slots.size)).copy()

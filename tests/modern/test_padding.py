@@ -103,3 +103,19 @@ def test_padding_mask_is_int64_and_errors_name_the_argument():
         pe_lib.padding_mask([2, 1], 0)
     with pytest.raises(ValueError, match=r"^attention_mask must be an array of 0s and 1s, got dtype <U1"):
         pe_lib.position_ids_from_mask([["a"]])
+
+
+# ---- cache_position against position_ids (issue 29) -------------------------------------------------
+def test_cache_positions_count_slots_and_position_ids_count_tokens():
+    mask = [[0, 0, 1, 1], [1, 1, 1, 1]]
+    assert pe_lib.cache_positions(mask, 2).tolist() == [[0, 1, 2, 3, 4, 5]] * 2
+    assert pe_lib.cache_positions(mask).shape == (2, 4)
+    # the gap is the number of pads before each real token: 2 on row 0, 0 on row 1
+    gap = pe_lib.cache_positions(mask, 2) - pe_lib.generation_position_ids(mask, 2)
+    assert gap.tolist() == [[0, 1, 2, 2, 2, 2], [0, 0, 0, 0, 0, 0]]
+    with pytest.raises(ValueError, match="n_new must be an integer >= 0"):
+        pe_lib.cache_positions(mask, -1)
+    with pytest.raises(ValueError, match="n_new must be an integer >= 0"):
+        pe_lib.cache_positions(mask, True)
+    with pytest.raises(ValueError, match="needs at least one real token"):
+        pe_lib.cache_positions([[0, 0]])

@@ -225,3 +225,32 @@ def test_vllm_dynamic_table_against_transformers(factor):
            8 * EPS32, "max |Δω_i|/ω_i")
     record("vLLM 'dynamic' after PR 41277 vs transformers' plain RoPE", relative_each(after, plain), 8 * EPS32,
            "max |Δω_i|/ω_i")
+
+
+def test_a_bare_forward_numbers_slots_as_cache_positions():
+    """Without ``position_ids``, LlamaModel numbers its tokens by cache slot, pads included: cache_positions.
+
+    A left-padded batch run through prefill and two decode steps with a cache, as a hand-written loop
+    would, and the positions the rotary module receives caught by a hook. Planted: with
+    position_ids_from_mask as the expected value (what generate() passes) the comparison fails on row 1.
+    """
+    model = tiny_llama()
+    lengths = [5, 2]
+    tokens = np.random.default_rng(1).integers(3, 32, size=(2, 5))
+    padded, mask = pe_lib.pad_batch(tokens, lengths, side="left", pad_id=0)
+    seen = []
+    handle = model.model.rotary_emb.register_forward_pre_hook(
+        lambda module, args, kwargs: seen.append(kwargs["position_ids"].clone()), with_kwargs=True)
+    try:
+        out = model(input_ids=torch.tensor(padded), attention_mask=torch.tensor(mask), use_cache=True)
+        cache, full_mask = out.past_key_values, torch.tensor(mask)
+        for _ in range(2):
+            step = out.logits[:, -1:].argmax(-1)
+            full_mask = torch.cat([full_mask, torch.ones(2, 1, dtype=full_mask.dtype)], dim=1)
+            out = model(input_ids=step, attention_mask=full_mask, past_key_values=cache, use_cache=True)
+    finally:
+        handle.remove()
+    used = torch.cat([s.expand(2, -1) for s in seen], dim=-1).numpy()
+    np.testing.assert_array_equal(used, pe_lib.cache_positions(mask, 2))
+    assert not np.array_equal(used, pe_lib.generation_position_ids(mask, 2))  # what generate() would pass
+    record("bare forward with a cache: positions = cache slots", 0.0, 0.0, "exact (integers)")
