@@ -3,7 +3,14 @@ YaRN), timesteps, 2-D grids, M-RoPE, resampled tables, padding, packing, cache s
 Numpy only. Used by chapters 13, 17, 18 and 19.
 """
 
-from .cache_shift import STALE_ROLES, rope_shift, stale_cache_roles
+from .cache_shift import (
+    SLIDING_LAYOUTS,
+    STALE_ROLES,
+    prefix_cache_hit,
+    rope_shift,
+    sliding_window_slots,
+    stale_cache_roles,
+)
 from .confidence import prediction_entropy
 from .context_extension import (
     ntk_base,
@@ -69,6 +76,9 @@ __all__ = [
     "rope_shift",
     "prediction_entropy",
     "stale_cache_roles",
+    "prefix_cache_hit",
+    "sliding_window_slots",
+    "SLIDING_LAYOUTS",
     "STALE_ROLES",
     "ROPE_TYPES",
     "RopeScalingWarning",

@@ -73,6 +73,66 @@ def rope_shift(keys, delta, *, base: float = 10_000.0, layout: str = "interleave
     return out
 
 
+SLIDING_LAYOUTS = ("ring", "shift")
+
+
+def sliding_window_slots(n_tokens: int, window: int, *, layout: str = "ring") -> np.ndarray:
+    r"""The position of the key held in each slot of a sliding-window cache after ``n_tokens`` tokens.
+
+    A cache for a window of :math:`W` tokens has :math:`W` slots; after :math:`n` tokens it holds the last
+    :math:`\min(n, W)` of them. Which slot holds which depends on the engine:
+
+    * ``"ring"``: token :math:`p` is written to slot :math:`p \bmod W` and overwrites the token
+      :math:`W` before it, so slot :math:`s` holds the largest :math:`p < n` with :math:`p \equiv s
+      \pmod W` (Mistral's reference code: ``cache_positions = positions % cache_size`` in
+      ``mistral_inference/cache.py``, commit 5d4cc685);
+    * ``"shift"``: once full, the cache rolls left by one and writes the new token last, so slot
+      :math:`k` holds position :math:`\max(0, n - W) + k` (transformers 5.23.0's
+      ``StaticSlidingWindowLayer``).
+
+    Either way the slot is not the position: each key keeps the rotation of its position :math:`p`,
+    and a mask or a cache shift must use :math:`p`. ``n_tokens``, ``window``: integers >= 1.
+    Returns int64 ``(min(n_tokens, window),)``, entry ``s`` = the position in slot ``s``.
+    """
+    n = check_positive_int(n_tokens, name="n_tokens")
+    w = check_positive_int(window, name="window")
+    layout = check_choice(layout, SLIDING_LAYOUTS, name="layout")
+    kept = np.arange(max(0, n - w), n)  # the last min(n, W) positions, oldest first
+    if layout == "shift":
+        return kept
+    slots = np.empty(kept.size, dtype=np.int64)
+    slots[kept % w] = kept  # p goes to slot p mod W
+    return slots
+
+
+def prefix_cache_hit(cached_tokens, tokens, block_size: int) -> int:
+    r"""How many leading tokens of ``tokens`` a prefix cache of ``cached_tokens`` can serve, in whole blocks.
+
+    vLLM hashes every full block of :math:`B` tokens together with the hash of the block before it,
+    :math:`h_k = H(h_{k-1}, t_{kB}, \dots, t_{kB+B-1})`, so a cached block is found only if the whole
+    prefix up to its end is the same: block :math:`k` of ``tokens`` is reusable iff
+    :math:`t_{0..(k+1)B-1}` equals the cached prompt's. Its keys were rotated at positions
+    :math:`kB, \dots, kB+B-1`, and a hit reuses them at exactly those positions; the same tokens after
+    another preamble are a miss. ``cached_tokens``, ``tokens``: 1-D integer sequences;
+    ``block_size``: integer >= 1. Returns :math:`B` times the number of leading reusable blocks (an int).
+    Source: ``hash_block_tokens`` and ``get_request_block_hasher`` in ``vllm/v1/core/kv_cache_utils.py``
+    (commit 001cabc1), without the extra keys (LoRA, multimodal, cache salt) that separate requests further.
+    """
+    b = check_positive_int(block_size, name="block_size")
+    arrays = []
+    for name, value in (("cached_tokens", cached_tokens), ("tokens", tokens)):
+        arr = np.asarray(value)
+        if arr.ndim != 1 or arr.dtype.kind not in "iu":
+            raise ValueError(f"{name} must be a 1-D sequence of integer token ids, got dtype {arr.dtype} "
+                             f"and shape {arr.shape}")
+        arrays.append(arr.astype(np.int64))
+    cached, new = arrays
+    full = min(cached.size, new.size) // b  # blocks both prompts fill
+    same = cached[: full * b] == new[: full * b]
+    reusable = np.cumprod(same.reshape(full, b).all(axis=1))  # a block counts only if all before it do
+    return int(reusable.sum()) * b
+
+
 STALE_ROLES = ("target in the cache", "stale key at the target's position", "clean", "not scored")
 
 

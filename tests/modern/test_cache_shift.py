@@ -111,3 +111,75 @@ def test_stale_cache_roles_by_hand():
 def test_stale_cache_roles_bad_input(args, message):
     with pytest.raises(ValueError, match=message):
         pe_lib.stale_cache_roles(*args)
+
+
+# ---- sliding-window caches: slots are not positions (issue 29) -------------------------------------
+def simulate(n_tokens, window, layout):
+    """Independent re-implementation: write tokens one at a time into a list of W slots."""
+    slots = []
+    for p in range(n_tokens):
+        if len(slots) < window:
+            slots.append(p)
+        elif layout == "ring":
+            slots[p % window] = p
+        else:
+            slots = slots[1:] + [p]
+    return slots
+
+
+@given(st.integers(1, 40), st.integers(1, 9), st.sampled_from(["ring", "shift"]))
+def test_sliding_window_slots_against_writing_tokens_one_by_one(n_tokens, window, layout):
+    got = pe_lib.sliding_window_slots(n_tokens, window, layout=layout)
+    assert got.tolist() == simulate(n_tokens, window, layout)
+    assert got.dtype == np.int64
+
+
+def test_sliding_window_slots_by_hand():
+    assert pe_lib.sliding_window_slots(11, 4).tolist() == [8, 9, 10, 7]  # 11 tokens, window 4, p mod 4
+    assert pe_lib.sliding_window_slots(11, 4, layout="shift").tolist() == [7, 8, 9, 10]
+    assert pe_lib.sliding_window_slots(3, 4).tolist() == [0, 1, 2]
+    assert pe_lib.SLIDING_LAYOUTS == ("ring", "shift")
+    with pytest.raises(ValueError, match="layout must be one of"):
+        pe_lib.sliding_window_slots(5, 2, layout="paged")
+    with pytest.raises(ValueError, match="window must be an integer >= 1"):
+        pe_lib.sliding_window_slots(5, 0)
+
+
+# ---- prefix caching: chained block hashes (issue 29) ------------------------------------------------
+def chained_hits(cached, tokens, block_size):
+    """Independent re-implementation of vLLM's scheme: chain-hash full blocks, count leading hits."""
+    import hashlib
+
+    def hashes(ids):
+        out, parent = [], b"none"
+        for k in range(len(ids) // block_size):
+            parent = hashlib.sha256(parent + repr(tuple(ids[k * block_size:(k + 1) * block_size])).encode()).digest()
+            out.append(parent)
+        return out
+
+    known, hits = set(hashes(list(cached))), 0
+    for h in hashes(list(tokens)):
+        if h not in known:
+            break
+        hits += block_size
+    return hits
+
+
+@given(st.lists(st.integers(0, 3), max_size=30), st.lists(st.integers(0, 3), max_size=30), st.integers(1, 5))
+def test_prefix_cache_hit_against_chained_hashes(cached, tokens, block_size):
+    assert pe_lib.prefix_cache_hit(np.array(cached, dtype=int), np.array(tokens, dtype=int), block_size) == \
+        chained_hits(cached, tokens, block_size)
+
+
+def test_prefix_cache_hit_by_hand():
+    system = list(range(100, 140))  # 40 tokens: two full blocks of 16
+    assert pe_lib.prefix_cache_hit(system + [1, 2, 3], system + [7, 8], 16) == 32
+    assert pe_lib.prefix_cache_hit([5] + system, system, 16) == 0  # same tokens one position later: a miss
+    assert pe_lib.prefix_cache_hit([1, 2, 3, 4], [1, 9, 3, 4], 2) == 0  # a block after a difference never counts
+    assert pe_lib.prefix_cache_hit([1, 2], [1, 2, 3], 4) == 0  # no full block
+    with pytest.raises(ValueError, match="tokens must be a 1-D sequence of integer token ids"):
+        pe_lib.prefix_cache_hit([1, 2], [1.0, 2.0], 2)
+    with pytest.raises(ValueError, match="cached_tokens must be a 1-D"):
+        pe_lib.prefix_cache_hit([[1, 2]], [1, 2], 2)
+    with pytest.raises(ValueError, match="block_size must be an integer >= 1"):
+        pe_lib.prefix_cache_hit([1, 2], [1, 2], 0)

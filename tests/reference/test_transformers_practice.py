@@ -254,3 +254,26 @@ def test_a_bare_forward_numbers_slots_as_cache_positions():
     np.testing.assert_array_equal(used, pe_lib.cache_positions(mask, 2))
     assert not np.array_equal(used, pe_lib.generation_position_ids(mask, 2))  # what generate() would pass
     record("bare forward with a cache: positions = cache slots", 0.0, 0.0, "exact (integers)")
+
+
+@pytest.mark.parametrize("window", [1, 3, 4])
+@pytest.mark.parametrize("prefill", [1, 2, 6])
+def test_sliding_window_cache_slots(window, prefill):
+    """transformers' StaticSlidingWindowLayer holds, slot by slot, the positions sliding_window_slots(..., "shift")
+    gives: keys whose entries equal their position, a prefill of ``prefill`` tokens, then one token at a time.
+    Planted: the "ring" layout as expected fails once the cache is full and not aligned."""
+    from transformers.cache_utils import StaticSlidingWindowLayer
+
+    layer = StaticSlidingWindowLayer(max_cache_len=64, sliding_window=window)
+
+    def keys(positions):
+        return torch.tensor(positions, dtype=torch.float32).reshape(1, 1, -1, 1).expand(1, 1, -1, 2).contiguous()
+
+    n = prefill
+    layer.update(keys(list(range(n))), keys(list(range(n))))
+    for _ in range(9):
+        layer.update(keys([n]), keys([n]))
+        n += 1
+        stored = layer.keys[0, 0, :, 0].numpy().astype(np.int64)[: min(n, window)]
+        np.testing.assert_array_equal(stored, pe_lib.sliding_window_slots(n, window, layout="shift"))
+    record("StaticSlidingWindowLayer slots vs sliding_window_slots('shift')", 0.0, 0.0, "exact (positions)")
