@@ -228,6 +228,7 @@ ADDED = [
     "cache_positions",  # issue 29: chapter 19, cache slots against position_ids
     "sliding_window_slots",  # issue 29: chapter 19, ring-buffer and shifting caches
     "SLIDING_LAYOUTS",  # issue 29: chapter 19
+    "context_shift",  # issue 29: chapter 19, llama.cpp's n_keep and n_discard
     "prefix_cache_hit",  # issue 29: chapter 19, prefix caching reuses keys at the same positions only
 ]
 

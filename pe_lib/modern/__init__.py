@@ -6,6 +6,7 @@ Numpy only. Used by chapters 13, 17, 18 and 19.
 from .cache_shift import (
     SLIDING_LAYOUTS,
     STALE_ROLES,
+    context_shift,
     prefix_cache_hit,
     rope_shift,
     sliding_window_slots,
@@ -77,6 +78,7 @@ __all__ = [
     "prediction_entropy",
     "stale_cache_roles",
     "prefix_cache_hit",
+    "context_shift",
     "sliding_window_slots",
     "SLIDING_LAYOUTS",
     "STALE_ROLES",

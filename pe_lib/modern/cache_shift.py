@@ -20,6 +20,8 @@ open PR #3234 "store non-RoPEd K cache" measured the cost.)
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .._validate import (
@@ -103,6 +105,39 @@ def sliding_window_slots(n_tokens: int, window: int, *, layout: str = "ring") ->
     slots = np.empty(kept.size, dtype=np.int64)
     slots[kept % w] = kept  # p goes to slot p mod W
     return slots
+
+
+def context_shift(n_tokens: int, n_ctx: int, n_keep: int, *, n_discard: int = 0,
+                  add_bos: bool = True) -> tuple[np.ndarray, int]:
+    r"""llama.cpp's server context shift: which cached positions survive, and by how much they move.
+
+    When a slot's cache is full (:math:`n + 1 \ge n_\text{ctx}`, :math:`n` = ``n_tokens``) the server keeps
+    the first :math:`k` tokens, drops the next :math:`m`, and moves the rest back by :math:`m`, turning their
+    keys with ``rope_shift`` (:math:`\delta = -m`). :math:`k` = ``n_keep`` (``-1``: the whole prompt, here
+    :math:`n`), plus one for the BOS token if ``add_bos``, at most :math:`n_\text{ctx} - 4`;
+    :math:`m` = ``n_discard`` if nonzero, else :math:`\lfloor (n - k)/2 \rfloor`.
+    Returns ``(new_positions, delta)``: int64 ``(n,)`` with the new position of each old position
+    :math:`0..n-1` (``-1`` where dropped: :math:`k \le p < k + m`), and :math:`\delta = -m`.
+    Source: ``update_slots`` in ``tools/server/server-context.cpp`` (llama.cpp commit fb402660:
+    ``llama_memory_seq_rm(n_keep, n_keep + n_discard)``, ``llama_memory_seq_add(..., -n_discard)``).
+    """
+    n = check_positive_int(n_tokens, name="n_tokens")
+    ctx = check_positive_int(n_ctx, name="n_ctx", minimum=5)
+    if isinstance(n_keep, bool) or not isinstance(n_keep, numbers.Integral) or n_keep < -1:
+        raise ValueError(f"n_keep must be an integer >= -1 (-1 keeps the whole prompt), got {n_keep!r}")
+    m = check_positive_int(n_discard, name="n_discard", minimum=0)
+    if not isinstance(add_bos, bool):
+        raise ValueError(f"add_bos must be True or False, got {add_bos!r}")
+    k = n if n_keep == -1 else int(n_keep)
+    k = min(ctx - 4, k + int(add_bos))
+    m = m if m else (n - k) // 2  # n_left / 2 in C integer division (n - k >= 0 here)
+    if n + 1 < ctx or k + m > n:
+        raise ValueError(f"no context shift: it happens when n_tokens + 1 >= n_ctx and drops 1..{n - k} tokens "
+                         f"after the kept {k}; got n_tokens={n}, n_ctx={ctx}, n_discard={m}")
+    p = np.arange(n)
+    new = np.where(p < k, p, p - m)
+    new[(p >= k) & (p < k + m)] = -1
+    return new.astype(np.int64), -m
 
 
 def prefix_cache_hit(cached_tokens, tokens, block_size: int) -> int:

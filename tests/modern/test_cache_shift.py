@@ -183,3 +183,50 @@ def test_prefix_cache_hit_by_hand():
         pe_lib.prefix_cache_hit([[1, 2]], [1, 2], 2)
     with pytest.raises(ValueError, match="block_size must be an integer >= 1"):
         pe_lib.prefix_cache_hit([1, 2], [1, 2], 0)
+
+
+# ---- llama.cpp's context shift (issue 29) -----------------------------------------------------------
+def shifted_by_hand(n_tokens, n_ctx, n_keep, n_discard, add_bos):
+    """Independent re-implementation: delete the discarded tokens from a list; a token's new position is its index."""
+    keep = n_tokens if n_keep == -1 else n_keep
+    keep = min(n_ctx - 4, keep + (1 if add_bos else 0))
+    discard = n_discard or (n_tokens - keep) // 2
+    cache = list(range(n_tokens))
+    del cache[keep:keep + discard]
+    return [cache.index(p) if p in cache else -1 for p in range(n_tokens)], -discard
+
+
+@pytest.mark.parametrize(("n_ctx", "n_keep", "n_discard", "add_bos"),
+                         [(16, 0, 0, True), (16, 4, 0, False), (16, -1, 0, True), (32, 3, 5, True), (9, 2, 0, False)])
+def test_context_shift_against_a_list(n_ctx, n_keep, n_discard, add_bos):
+    n_tokens = n_ctx - 1  # the shift happens when n_tokens + 1 >= n_ctx
+    new, delta = pe_lib.context_shift(n_tokens, n_ctx, n_keep, n_discard=n_discard, add_bos=add_bos)
+    expected, expected_delta = shifted_by_hand(n_tokens, n_ctx, n_keep, n_discard, add_bos)
+    assert new.tolist() == expected and delta == expected_delta
+    assert new.dtype == np.int64
+
+
+def test_context_shift_by_hand_and_with_rope_shift():
+    # 15 tokens, n_ctx 16, n_keep 4 + BOS = 5 kept, (15 - 5) // 2 = 5 dropped, the last 5 move back by 5
+    new, delta = pe_lib.context_shift(15, 16, 4)
+    assert new.tolist() == [0, 1, 2, 3, 4, -1, -1, -1, -1, -1, 5, 6, 7, 8, 9] and delta == -5
+    # the moved keys, turned by rope_shift(delta), are the keys rotated at their new positions
+    keys = np.random.default_rng(0).normal(size=(15, 8))
+    moved = new >= 0
+    cached = pe_lib.rope(keys, np.arange(15.0))
+    turned = np.where((np.arange(15) >= 10)[:, None], pe_lib.rope_shift(cached, delta), cached)
+    np.testing.assert_allclose(turned[moved], pe_lib.rope(keys[moved], new[moved].astype(float)), atol=1e-12)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    (dict(n_tokens=10, n_ctx=16, n_keep=4), "no context shift"),
+    (dict(n_tokens=15, n_ctx=16, n_keep=4, n_discard=20), "no context shift"),
+    (dict(n_tokens=15, n_ctx=16, n_keep=-2), "n_keep must be an integer >= -1"),
+    (dict(n_tokens=15, n_ctx=16, n_keep=True), "n_keep must be an integer >= -1"),
+    (dict(n_tokens=15, n_ctx=4, n_keep=1), "n_ctx must be an integer >= 5"),
+    (dict(n_tokens=15, n_ctx=16, n_keep=1, n_discard=-1), "n_discard must be an integer >= 0"),
+    (dict(n_tokens=15, n_ctx=16, n_keep=1, add_bos=1), "add_bos must be True or False"),
+])
+def test_context_shift_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        pe_lib.context_shift(**kwargs)
