@@ -226,6 +226,8 @@ ADDED = [
     "STALE_ROLES",  # issue 29: chapter 19
     "prediction_entropy",  # issue 29: chapter 19, a layout check without labels
     "cache_positions",  # issue 29: chapter 19, cache slots against position_ids
+    "alibi_key_bias",  # issue 29: chapter 19, ALiBi under padding (BLOOM counts tokens, MPT slots)
+    "ALIBI_COUNTS",  # issue 29: chapter 19
     "sliding_window_slots",  # issue 29: chapter 19, ring-buffer and shifting caches
     "SLIDING_LAYOUTS",  # issue 29: chapter 19
     "context_shift",  # issue 29: chapter 19, llama.cpp's n_keep and n_discard

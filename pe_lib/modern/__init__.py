@@ -35,7 +35,15 @@ from .packing import (
     packed_labels,
     packed_position_ids,
 )
-from .padding import cache_positions, generation_position_ids, pad_batch, padding_mask, position_ids_from_mask
+from .padding import (
+    ALIBI_COUNTS,
+    alibi_key_bias,
+    cache_positions,
+    generation_position_ids,
+    pad_batch,
+    padding_mask,
+    position_ids_from_mask,
+)
 from .resample import cubic_kernel, resample_grid, resample_weights
 from .rope_scaling import ROPE_TYPES, RopeScalingWarning, config_rope_frequencies, rope_scaling_frequencies
 from .serving import (
@@ -49,6 +57,8 @@ from .timestep import timestep_embedding
 
 __all__ = [
     "cache_positions",
+    "alibi_key_bias",
+    "ALIBI_COUNTS",
     "config_rope_frequencies",
     "cu_seq_lens",
     "cu_seq_lens_from_position_ids",

@@ -31,7 +31,7 @@ import numbers
 
 import numpy as np
 
-from .._validate import check_choice, check_positive_int
+from .._validate import check_choice, check_finite_array, check_positive_int
 from .packing import check_lengths
 
 PADDING_SIDES = ("left", "right")
@@ -144,3 +144,35 @@ def cache_positions(attention_mask, n_new: int = 0) -> np.ndarray:
         raise ValueError(f"n_new must be an integer >= 0 (the number of generated tokens), got {n_new!r}")
     slots = np.arange(mask.shape[1] + int(n_new), dtype=np.int64)
     return np.broadcast_to(slots, (mask.shape[0], slots.size)).copy()
+
+
+ALIBI_COUNTS = ("tokens", "slots")
+
+
+def alibi_key_bias(attention_mask, slopes, *, counts: str = "tokens") -> np.ndarray:
+    r"""The ALiBi bias each key of a padded batch gets, as BLOOM (``"tokens"``) or MPT (``"slots"``) computes it.
+
+    Both add to the score of key :math:`j` a bias that depends on the key only, relying on softmax
+    being unchanged when a row is shifted by a constant:
+
+    * ``"tokens"`` (BLOOM's ``build_alibi_tensor``): :math:`m_h\,p_{b,j}`, :math:`p_{b,j}` the key's
+      position counted over real tokens (:func:`position_ids_from_mask`; 0 on pads);
+    * ``"slots"`` (MPT's ``build_mpt_alibi_tensor``, cut to the last :math:`L` keys):
+      :math:`m_h\,(j - (L - 1))`, counted over slots, pads included.
+
+    Within a row the two differ by a constant on the real keys before the first pad after a real
+    token, so left padding changes no attention weight. After pads in the middle of a row (right
+    padding followed by generated tokens) the slot count includes the pads and the distances differ.
+    ``attention_mask``: ``(batch, L)`` of 0s and 1s; ``slopes``: ``(H,)`` finite reals (e.g.
+    :func:`pe_lib.alibi_slopes`). Returns float64 ``(batch, H, L)``.
+    Source: ``src/transformers/models/bloom/modeling_bloom.py`` and ``models/mpt/modeling_mpt.py``
+    (transformers 5.23.0).
+    """
+    mask = check_attention_mask(attention_mask)
+    m = check_finite_array(slopes, name="slopes", ndim=1)
+    counts = check_choice(counts, ALIBI_COUNTS, name="counts")
+    if counts == "tokens":
+        key = position_ids_from_mask(mask).astype(np.float64)  # p_{b,j}
+    else:
+        key = np.broadcast_to(np.arange(mask.shape[1]) - (mask.shape[1] - 1.0), mask.shape)  # j - (L - 1)
+    return m[None, :, None] * key[:, None, :]

@@ -281,3 +281,28 @@ def test_sliding_window_cache_slots(window, prefill):
         stored = layer.keys[0, 0, :, 0].numpy().astype(np.int64)[: min(n, window)]
         np.testing.assert_array_equal(stored, pe_lib.sliding_window_slots(n, window, layout="shift"))
     record("StaticSlidingWindowLayer slots vs sliding_window_slots('shift')", 0.0, 0.0, "exact (positions)")
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("num_heads", [4, 6])
+def test_alibi_key_bias_against_bloom_and_mpt(side, num_heads):
+    """BLOOM's build_alibi_tensor counts real tokens (alibi_key_bias "tokens"); MPT's build_mpt_alibi_tensor,
+    cut to the last L keys as MptAttention does, counts slots ("slots"), with MPT's own slopes.
+    Planted: swapping the two counts fails both comparisons on every padded row."""
+    from transformers.models.bloom.modeling_bloom import _get_alibi_slopes, build_alibi_tensor
+    from transformers.models.mpt.modeling_mpt import build_mpt_alibi_tensor
+
+    lengths, width = [3, 6, 1], 6
+    mask = pe_lib.padding_mask(lengths, width, side=side)
+    bloom = build_alibi_tensor(torch.tensor(mask), num_heads, torch.float32).reshape(len(lengths), num_heads, width)
+    slopes = _get_alibi_slopes(num_heads, "cpu").double().numpy()
+    ours = pe_lib.alibi_key_bias(mask, slopes)
+    record("alibi_key_bias('tokens') vs BLOOM's build_alibi_tensor", relative_to_largest(ours, bloom.double().numpy()),
+           4 * EPS32, "max |Δ|/max |bias|")
+    max_seq_len = 16
+    mpt = build_mpt_alibi_tensor(num_heads, max_seq_len)[:, :, max_seq_len - width:]  # (H, 1, L), the last L keys
+    mpt_slopes = -mpt[:, 0, -2].double().numpy()  # the key one before the last gets -slope
+    ours = pe_lib.alibi_key_bias(mask, mpt_slopes, counts="slots")
+    for b in range(len(lengths)):
+        record("alibi_key_bias('slots') vs MPT's build_mpt_alibi_tensor",
+               relative_to_largest(ours[b], mpt[:, 0, :].double().numpy()), 4 * EPS32, "max |Δ|/max |bias|")
