@@ -155,10 +155,10 @@ def alibi_key_bias(attention_mask, slopes, *, counts: str = "tokens") -> np.ndar
     Both add to the score of key :math:`j` a bias that depends on the key only, relying on softmax
     being unchanged when a row is shifted by a constant:
 
-    * ``"tokens"`` (BLOOM's ``build_alibi_tensor``): :math:`m_h\,p_{b,j}`, :math:`p_{b,j}` the key's
+    * ``"tokens"`` (BLOOM's ``build_alibi_tensor``): :math:`\mathrm{slope}_h\,p_{b,j}`, :math:`p_{b,j}` the key's
       position counted over real tokens (:func:`position_ids_from_mask`; 0 on pads);
     * ``"slots"`` (MPT's ``build_mpt_alibi_tensor``, cut to the last :math:`L` keys):
-      :math:`m_h\,(j - (L - 1))`, counted over slots, pads included.
+      :math:`\mathrm{slope}_h\,(j - (L - 1))`, counted over slots, pads included.
 
     Within a row the two differ by a constant on the real keys before the first pad after a real
     token, so left padding changes no attention weight. After pads in the middle of a row (right
