@@ -19,6 +19,8 @@ r"""Chapter 19's functions against the code transformers 5.23.0 runs.
   against transformers' "dynamic" module at ``factor`` x L positions (before PR 41277) and plain RoPE (after);
 * :func:`pe_lib.cache_positions` against the positions a bare forward call with a cache gives a left-padded
   batch, and :func:`pe_lib.sliding_window_slots` (``"shift"``) against ``StaticSlidingWindowLayer``;
+* :func:`pe_lib.alibi_key_bias` against BLOOM's ``build_alibi_tensor`` (keys counted over real tokens) and
+  MPT's ``build_mpt_alibi_tensor`` (keys counted by slot), for left and right padding;
 * :func:`pe_lib.rope_shift` against ``LlamaRotaryEmbedding`` + ``apply_rotary_pos_emb``: keys rotated by
   transformers at positions ``m`` and moved by ``delta`` equal keys transformers rotates at ``m + delta``,
   for plain and scaled frequencies (transformers forms the angles in float32: within 4 float32 epsilons
