@@ -227,6 +227,22 @@ ADDED = [
     "text_loss",  # issue 18: bits per character (pe_lib.task_loss calls it for text models)
     "unigram_bits",  # issue 18: chapter 20, real text
     "model_with_permuted_qk",  # issue 20: chapter 19's read_by, a whole model read by the other RoPE layout
+    "documents_in_transformers_mask",  # issue 29: chapter 19, a pack without a mask meets the cache
+    "cu_seq_lens_from_position_ids",  # issue 29: chapter 19, the flash-attention path
+    "packed_labels",  # issue 29: chapter 19, the collator's -100 labels
+    "vllm_dynamic_frequencies",  # issue 29: chapter 19, vLLM's dynamic before and after PR 41277
+    "vllm_max_model_len",  # issue 29: chapter 19, the length vLLM derives
+    "VLLM_DYNAMIC_COMMITS",  # issue 29: chapter 19, the vLLM commits read
+    "stale_cache_roles",  # issue 29: chapter 19, what a stale cache does to each new token
+    "STALE_ROLES",  # issue 29: chapter 19
+    "prediction_entropy",  # issue 29: chapter 19, a layout check without labels
+    "cache_positions",  # issue 29: chapter 19, cache slots against position_ids
+    "alibi_key_bias",  # issue 29: chapter 19, ALiBi under padding (BLOOM counts tokens, MPT slots)
+    "ALIBI_COUNTS",  # issue 29: chapter 19
+    "sliding_window_slots",  # issue 29: chapter 19, ring-buffer and shifting caches
+    "SLIDING_LAYOUTS",  # issue 29: chapter 19
+    "context_shift",  # issue 29: chapter 19, llama.cpp's n_keep and n_discard
+    "prefix_cache_hit",  # issue 29: chapter 19, prefix caching reuses keys at the same positions only
 ]
 
 

@@ -3,7 +3,16 @@ M-RoPE, resampled tables, padding, packing, cache shifts, serving flags, NoPE an
 Numpy only. Used by chapters 13, 17, 18, 19 and 21.
 """
 
-from .cache_shift import rope_shift
+from .cache_shift import (
+    SLIDING_LAYOUTS,
+    STALE_ROLES,
+    context_shift,
+    prefix_cache_hit,
+    rope_shift,
+    sliding_window_slots,
+    stale_cache_roles,
+)
+from .confidence import prediction_entropy
 from .context_extension import (
     ntk_base,
     ntk_frequencies,
@@ -19,15 +28,32 @@ from .layer_types import ATTENTION_KINDS, largest_offset, layer_attention_mask, 
 from .mrope import mrope, mrope_positions
 from .packing import (
     cu_seq_lens,
+    cu_seq_lens_from_position_ids,
     documents_from_position_ids,
+    documents_in_transformers_mask,
     packed_attention_mask,
     packed_document_ids,
+    packed_labels,
     packed_position_ids,
 )
-from .padding import generation_position_ids, pad_batch, padding_mask, position_ids_from_mask
+from .padding import (
+    ALIBI_COUNTS,
+    alibi_key_bias,
+    cache_positions,
+    generation_position_ids,
+    pad_batch,
+    padding_mask,
+    position_ids_from_mask,
+)
 from .resample import cubic_kernel, resample_grid, resample_weights
 from .rope_scaling import ROPE_TYPES, RopeScalingWarning, config_rope_frequencies, rope_scaling_frequencies
-from .serving import llama_cpp_frequencies, serving_settings
+from .serving import (
+    VLLM_DYNAMIC_COMMITS,
+    llama_cpp_frequencies,
+    serving_settings,
+    vllm_dynamic_frequencies,
+    vllm_max_model_len,
+)
 from .temperature import entropy_by_length, nope_temperature, scalable_softmax, softmax_entropy, target_weight
 from .timestep import timestep_embedding
 
@@ -41,11 +67,16 @@ __all__ = [
     "scalable_softmax",
     "softmax_entropy",
     "target_weight",
+    "cache_positions",
+    "alibi_key_bias",
+    "ALIBI_COUNTS",
     "config_rope_frequencies",
     "cu_seq_lens",
+    "cu_seq_lens_from_position_ids",
     "cubic_kernel",
     "layout_misread_permutation",
     "documents_from_position_ids",
+    "documents_in_transformers_mask",
     "generation_position_ids",
     "llama_cpp_frequencies",
     "mrope",
@@ -54,6 +85,7 @@ __all__ = [
     "ntk_frequencies",
     "packed_attention_mask",
     "packed_document_ids",
+    "packed_labels",
     "packed_position_ids",
     "pad_batch",
     "permuted_qk",
@@ -64,9 +96,19 @@ __all__ = [
     "resample_weights",
     "rope_scaling_frequencies",
     "rope_shift",
+    "prediction_entropy",
+    "stale_cache_roles",
+    "prefix_cache_hit",
+    "context_shift",
+    "sliding_window_slots",
+    "SLIDING_LAYOUTS",
+    "STALE_ROLES",
     "ROPE_TYPES",
     "RopeScalingWarning",
     "serving_settings",
+    "vllm_dynamic_frequencies",
+    "vllm_max_model_len",
+    "VLLM_DYNAMIC_COMMITS",
     "sinusoidal_2d",
     "timestep_convention_match",
     "timestep_embedding",

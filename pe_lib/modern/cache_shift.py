@@ -20,9 +20,18 @@ open PR #3234 "store non-RoPEd K cache" measured the cost.)
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
-from .._validate import check_base, check_choice, check_d_model, check_finite_array, check_finite_real
+from .._validate import (
+    check_base,
+    check_choice,
+    check_d_model,
+    check_finite_array,
+    check_finite_real,
+    check_positive_int,
+)
 from ..encodings.frequencies import frequencies
 from ..encodings.rope import ROPE_LAYOUTS
 
@@ -64,3 +73,130 @@ def rope_shift(keys, delta, *, base: float = 10_000.0, layout: str = "interleave
     else:
         out[..., : d // 2], out[..., d // 2 :] = y_a, y_b
     return out
+
+
+SLIDING_LAYOUTS = ("ring", "shift")
+
+
+def sliding_window_slots(n_tokens: int, window: int, *, layout: str = "ring") -> np.ndarray:
+    r"""The position of the key held in each slot of a sliding-window cache after ``n_tokens`` tokens.
+
+    A cache for a window of :math:`W` tokens has :math:`W` slots; after :math:`n` tokens it holds the last
+    :math:`\min(n, W)` of them. Which slot holds which depends on the engine:
+
+    * ``"ring"``: token :math:`p` is written to slot :math:`p \bmod W` and overwrites the token
+      :math:`W` before it, so slot :math:`s` holds the largest :math:`p < n` with :math:`p \equiv s
+      \pmod W` (Mistral's reference code: ``cache_positions = positions % cache_size`` in
+      ``mistral_inference/cache.py``, commit 5d4cc685);
+    * ``"shift"``: once full, the cache rolls left by one and writes the new token last, so slot
+      :math:`k` holds position :math:`\max(0, n - W) + k` (transformers 5.23.0's
+      ``StaticSlidingWindowLayer``).
+
+    Either way the slot is not the position: each key keeps the rotation of its position :math:`p`,
+    and a mask or a cache shift must use :math:`p`. ``n_tokens``, ``window``: integers >= 1.
+    Returns int64 ``(min(n_tokens, window),)``, entry ``s`` = the position in slot ``s``.
+    """
+    n = check_positive_int(n_tokens, name="n_tokens")
+    w = check_positive_int(window, name="window")
+    layout = check_choice(layout, SLIDING_LAYOUTS, name="layout")
+    kept = np.arange(max(0, n - w), n)  # the last min(n, W) positions, oldest first
+    if layout == "shift":
+        return kept
+    slots = np.empty(kept.size, dtype=np.int64)
+    slots[kept % w] = kept  # p goes to slot p mod W
+    return slots
+
+
+def context_shift(n_tokens: int, n_ctx: int, n_keep: int, *, n_discard: int = 0,
+                  add_bos: bool = True) -> tuple[np.ndarray, int]:
+    r"""llama.cpp's server context shift: which cached positions survive, and by how much they move.
+
+    When a slot's cache is full (:math:`n + 1 \ge n_\text{ctx}`, :math:`n` = ``n_tokens``) the server keeps
+    the first :math:`k` tokens, drops the next :math:`m`, and moves the rest back by :math:`m`, turning their
+    keys with ``rope_shift`` (:math:`\delta = -m`). :math:`k` = ``n_keep`` (``-1``: the whole prompt, here
+    :math:`n`), plus one for the BOS token if ``add_bos``, at most :math:`n_\text{ctx} - 4`;
+    :math:`m` = ``n_discard`` if nonzero, else :math:`\lfloor (n - k)/2 \rfloor`.
+    Returns ``(new_positions, delta)``: int64 ``(n,)`` with the new position of each old position
+    :math:`0..n-1` (``-1`` where dropped: :math:`k \le p < k + m`), and :math:`\delta = -m`.
+    Source: ``update_slots`` in ``tools/server/server-context.cpp`` (llama.cpp commit fb402660:
+    ``llama_memory_seq_rm(n_keep, n_keep + n_discard)``, ``llama_memory_seq_add(..., -n_discard)``).
+    """
+    n = check_positive_int(n_tokens, name="n_tokens")
+    ctx = check_positive_int(n_ctx, name="n_ctx", minimum=5)
+    if isinstance(n_keep, bool) or not isinstance(n_keep, numbers.Integral) or n_keep < -1:
+        raise ValueError(f"n_keep must be an integer >= -1 (-1 keeps the whole prompt), got {n_keep!r}")
+    m = check_positive_int(n_discard, name="n_discard", minimum=0)
+    if not isinstance(add_bos, bool):
+        raise ValueError(f"add_bos must be True or False, got {add_bos!r}")
+    k = n if n_keep == -1 else int(n_keep)
+    k = min(ctx - 4, k + int(add_bos))
+    m = m if m else (n - k) // 2  # n_left / 2 in C integer division (n - k >= 0 here)
+    if n + 1 < ctx or k + m > n:
+        raise ValueError(f"no context shift: it happens when n_tokens + 1 >= n_ctx and drops 1..{n - k} tokens "
+                         f"after the kept {k}; got n_tokens={n}, n_ctx={ctx}, n_discard={m}")
+    p = np.arange(n)
+    new = np.where(p < k, p, p - m)
+    new[(p >= k) & (p < k + m)] = -1
+    return new.astype(np.int64), -m
+
+
+def prefix_cache_hit(cached_tokens, tokens, block_size: int) -> int:
+    r"""How many leading tokens of ``tokens`` a prefix cache of ``cached_tokens`` can serve, in whole blocks.
+
+    vLLM hashes every full block of :math:`B` tokens together with the hash of the block before it,
+    :math:`h_k = H(h_{k-1}, t_{kB}, \dots, t_{kB+B-1})`, so a cached block is found only if the whole
+    prefix up to its end is the same: block :math:`k` of ``tokens`` is reusable iff
+    :math:`t_{0..(k+1)B-1}` equals the cached prompt's. Its keys were rotated at positions
+    :math:`kB, \dots, kB+B-1`, and a hit reuses them at exactly those positions; the same tokens after
+    another preamble are a miss. ``cached_tokens``, ``tokens``: 1-D integer sequences;
+    ``block_size``: integer >= 1. Returns :math:`B` times the number of leading reusable blocks (an int).
+    Source: ``hash_block_tokens`` and ``get_request_block_hasher`` in ``vllm/v1/core/kv_cache_utils.py``
+    (commit 001cabc1), without the extra keys (LoRA, multimodal, cache salt) that separate requests further.
+    """
+    b = check_positive_int(block_size, name="block_size")
+    arrays = []
+    for name, value in (("cached_tokens", cached_tokens), ("tokens", tokens)):
+        arr = np.asarray(value)
+        if arr.ndim != 1 or arr.dtype.kind not in "iu":
+            raise ValueError(f"{name} must be a 1-D sequence of integer token ids, got dtype {arr.dtype} "
+                             f"and shape {arr.shape}")
+        arrays.append(arr.astype(np.int64))
+    cached, new = arrays
+    full = min(cached.size, new.size) // b  # blocks both prompts fill
+    same = cached[: full * b] == new[: full * b]
+    reusable = np.cumprod(same.reshape(full, b).all(axis=1))  # a block counts only if all before it do
+    return int(reusable.sum()) * b
+
+
+STALE_ROLES = ("target in the cache", "stale key at the target's position", "clean", "not scored")
+
+
+def stale_cache_roles(n_cached: int, length: int, delta: int, lookback: int) -> np.ndarray:
+    r"""What a stale cache does to each new token of a look-back task, by position.
+
+    The first ``n_cached`` keys were rotated at :math:`j + \delta` instead of :math:`j`; token :math:`i
+    \ge n` (``n = n_cached``) must find token :math:`i - o` (``o = lookback``). Role of token :math:`i`:
+
+    * 0, its target is in the cache (:math:`i - o < n`): the target's key sits :math:`\delta` off;
+    * 1, its target is new, but a cached key appears at the target's position: cached token
+      :math:`j = i - o - \delta` with :math:`0 \le j < n` looks exactly as far back as the target;
+    * 2, clean: neither; 3, not scored (:math:`i < n`, or :math:`i < o`).
+
+    ``n_cached``, ``length``, ``lookback``: integers >= 1 with ``n_cached < length``; ``delta``: an
+    integer >= 0. Returns int64 ``(length,)``; :data:`STALE_ROLES` names the roles.
+    """
+    n = check_positive_int(n_cached, name="n_cached")
+    total = check_positive_int(length, name="length")
+    o = check_positive_int(lookback, name="lookback")
+    d = check_positive_int(delta, name="delta", minimum=0)
+    if n >= total:
+        raise ValueError(f"n_cached must be below length (some new tokens to score), got {n} and {total}")
+    i = np.arange(total)
+    target = i - o
+    roles = np.full(total, 3, dtype=np.int64)
+    scored = (i >= n) & (target >= 0)
+    decoy = (target - d >= 0) & (target - d < n) & (target >= n) & (d > 0)
+    roles[scored] = 2
+    roles[scored & decoy] = 1
+    roles[scored & (target < n)] = 0
+    return roles

@@ -11,13 +11,26 @@ tokens. Two things keep each document as if it were alone:
   (and :math:`j \le i` in a decoder): :math:`M_{ij} = [d_i = d_j]\,[j \le i]`.
 
 Transformers' ``DataCollatorWithFlattening`` returns exactly these positions (and ``cu_seq_lens``
-:math:`= (0, c_1, \dots, T)` for flash-attention's variable-length kernel); when a model is called
-with such ``position_ids`` and no ``attention_mask``, transformers 5.23.0 *derives* the document of
-every token from them — a new document starts wherever :math:`p_t - p_{t-1} \ne 1`
-(``find_packed_sequence_indices`` in ``masking_utils.py``) — and builds the block-diagonal mask. So
-in transformers the restarting positions are also what separates the documents: positions that run
-on through the pack give one long document. ``make reference`` compares these functions with the
-collator and with ``create_causal_mask``.
+:math:`= (0, c_1, \dots, T)` for flash-attention's variable-length kernel), and labels whose first
+entry in every document is ``-100`` (:func:`packed_labels`). What transformers 5.23.0 makes of a
+pack called *without* an attention mask depends on the attention implementation:
+
+* the mask path (``eager``, ``sdpa``, ``flex_attention``): ``create_causal_mask`` derives the document
+  of every token from the positions — a new document starts wherever :math:`p_t - p_{t-1} \ne 1`
+  (``find_packed_sequence_indices`` in ``masking_utils.py``) — **only if** ``attention_mask is None`` and
+  ``past_key_values is None``. ``LlamaModel.forward`` creates a ``DynamicCache`` whenever ``use_cache``
+  is true, and ``use_cache`` defaults to the config's, ``True``, in training mode as in evaluation
+  (gradient checkpointing turns it off in training). So a plain ``model(input_ids,
+  position_ids=...)`` gets the plain causal mask, and the documents see each other
+  (:func:`documents_in_transformers_mask`); ``use_cache=False`` gives the block-diagonal mask;
+* the flash-attention path ignores the cache here: with one row and positions that are not a single
+  increasing run, it cuts the pack wherever the position equals its minimum
+  (``prepare_fa_kwargs_from_position_ids`` in ``modeling_flash_attention_utils.py``;
+  :func:`cu_seq_lens_from_position_ids`), or takes ``cu_seq_lens_q``/``cu_seq_lens_k`` passed by the
+  collator.
+
+``make reference`` compares these functions with the collator, with ``create_causal_mask``, with the
+flash path's cut and with a whole ``LlamaForCausalLM`` forward pass.
 """
 
 from __future__ import annotations
@@ -100,3 +113,67 @@ def documents_from_position_ids(position_ids) -> np.ndarray:
     step = np.diff(p, axis=-1)  # p_t - p_{t-1}
     starts = np.concatenate([np.zeros(p.shape[:-1] + (1,), dtype=np.int64), (step != 1).astype(np.int64)], axis=-1)
     return np.cumsum(starts, axis=-1)
+
+
+def documents_in_transformers_mask(position_ids, *, use_cache: bool = True, attention_mask=None) -> np.ndarray:
+    r"""The documents transformers 5.23.0's eager/sdpa mask keeps apart in a forward pass with ``position_ids``.
+
+    :math:`d_t` as :func:`documents_from_position_ids` computes it if no ``attention_mask`` is given and
+    no cache is used (``use_cache=False``); otherwise all zeros: one document, the plain causal mask
+    (with an ``attention_mask``, only its pads are hidden). ``position_ids``: integers ``(T,)`` or
+    ``(batch, T)``. ``use_cache``: the value the model runs with — the config's default is ``True``,
+    which makes ``LlamaModel.forward`` create a ``DynamicCache`` before the mask is built.
+    ``attention_mask``: ``None`` or the 2-D mask passed (only whether there is one matters here).
+    Returns int64 of the shape of ``position_ids``.
+    Source: ``_preprocess_mask_arguments`` in ``src/transformers/masking_utils.py`` (``if position_ids is
+    not None and attention_mask is None and past_key_values is None``) and ``LlamaModel.forward``.
+    """
+    documents = documents_from_position_ids(position_ids)
+    if not isinstance(use_cache, bool):
+        raise ValueError(f"use_cache must be True or False (the value the model runs with), got {use_cache!r}")
+    if use_cache or attention_mask is not None:
+        return np.zeros_like(documents)  # the packed-sequence detection is skipped
+    return documents
+
+
+def cu_seq_lens_from_position_ids(position_ids) -> np.ndarray:
+    r"""The ``cu_seq_lens`` transformers 5.23.0's flash-attention path reads off packed positions.
+
+    The positions are flattened, and a sequence starts wherever the position equals the smallest one:
+    :math:`\{t : p_t = \min_{t'} p_{t'}\}`, followed by :math:`T`. So a pack whose documents restart
+    at 0 (or all at 2, as RoBERTa-like models do) is cut correctly; a document that does not restart at
+    the minimum is not cut off from the one before (unlike the mask path's rule :math:`p_t - p_{t-1}
+    \ne 1`). ``position_ids``: integers ``(T,)`` or ``(1, T)``. Returns int32 ``(K + 1,)``.
+    Source: ``prepare_fa_kwargs_from_position_ids`` in ``src/transformers/modeling_flash_attention_utils.py``
+    (used when there is one row and the positions are not one increasing run, ``_is_packed_sequence``).
+    """
+    p = np.asarray(position_ids)
+    if p.dtype.kind not in "iu" or p.ndim not in (1, 2) or p.size == 0 or (p.ndim == 2 and p.shape[0] != 1):
+        raise ValueError(f"position_ids must be a non-empty integer array of shape (T,) or (1, T) (the flash path "
+                         f"packs one row), got dtype {p.dtype} and shape {p.shape}")
+    p = p.reshape(-1)
+    starts = np.flatnonzero(p == p.min())  # every position equal to the smallest starts a sequence
+    return np.concatenate([starts, [p.size]]).astype(np.int32)
+
+
+def packed_labels(documents, *, separator_id: int = -100) -> np.ndarray:
+    r"""The ``labels`` ``DataCollatorWithFlattening`` returns: the documents' tokens, each document's first
+    replaced by ``separator_id``.
+
+    A causal LM's loss compares the logits at :math:`t - 1` with the label at :math:`t`; a label of
+    ``-100`` is ignored. With :math:`-100` at every document's first token, the last token of a document
+    is never trained to predict the first token of the next one, which it cannot see. ``documents``: a
+    non-empty list of non-empty 1-D integer sequences (token ids). Returns int64 ``(T,)``.
+    Source: ``DataCollatorWithFlattening.__call__`` (``[separator_id] + labels[1:]``),
+    ``src/transformers/data/data_collator.py``.
+    """
+    if isinstance(separator_id, bool) or not isinstance(separator_id, numbers.Integral):
+        raise ValueError(f"separator_id must be an integer label (the loss ignores -100), got {separator_id!r}")
+    if isinstance(documents, (str, bytes, np.ndarray)) or not hasattr(documents, "__len__") or len(documents) == 0:
+        raise ValueError(f"documents must be a non-empty list of token-id sequences, got {type(documents).__name__}")
+    parts = [np.asarray(d) for d in documents]
+    for k, d in enumerate(parts):
+        if d.ndim != 1 or d.size == 0 or d.dtype.kind not in "iu":
+            raise ValueError(f"every document must be a non-empty 1-D sequence of integer token ids; document {k} "
+                             f"has dtype {d.dtype} and shape {d.shape}")
+    return np.concatenate([np.concatenate([[int(separator_id)], d[1:]]) for d in parts]).astype(np.int64)

@@ -31,7 +31,7 @@ import numbers
 
 import numpy as np
 
-from .._validate import check_choice, check_positive_int
+from .._validate import check_choice, check_finite_array, check_positive_int
 from .packing import check_lengths
 
 PADDING_SIDES = ("left", "right")
@@ -124,3 +124,55 @@ def pad_batch(tokens, lengths, *, side: str = "left", pad_id: int = 0) -> tuple[
     source = t[None, :] - (arr.shape[1] - n)[:, None] if side == "left" else np.broadcast_to(t, arr.shape)
     picked = np.take_along_axis(arr, np.clip(source, 0, arr.shape[1] - 1), axis=1)  # token t - (L - n_b)
     return np.where(mask == 1, picked, pad_id).astype(arr.dtype), mask
+
+
+def cache_positions(attention_mask, n_new: int = 0) -> np.ndarray:
+    r"""The slots of a padded batch in the KV cache: :math:`c_t = t`, the same for every row.
+
+    A cache stores one key per slot, pads included, so the index at which token :math:`t` is written,
+    ``cache_position`` in transformers 4.x (and in remote-code models that 5.23.0's ``generate()`` still
+    feeds: ``arange(sequence_length) + past_seen_tokens``), counts slots; ``position_ids`` count real
+    tokens (:func:`position_ids_from_mask`). They agree on a row without pads; on a left-padded row
+    :math:`c_t - p_{b,t}` is the number of pads before :math:`t`. A model called without ``position_ids``
+    numbers its tokens by slot (``LlamaModel.forward``: ``arange(T) + past_key_values.get_seq_length()``)
+    and so gives left-padded rows cache positions as positions. ``attention_mask``: ``(batch, L)``
+    (only its shape is used, after the usual checks); ``n_new``: integer >= 0. Returns int64
+    ``(batch, L + n_new)``.
+    """
+    mask = check_attention_mask(attention_mask)
+    if isinstance(n_new, bool) or not isinstance(n_new, numbers.Integral) or n_new < 0:
+        raise ValueError(f"n_new must be an integer >= 0 (the number of generated tokens), got {n_new!r}")
+    slots = np.arange(mask.shape[1] + int(n_new), dtype=np.int64)
+    return np.broadcast_to(slots, (mask.shape[0], slots.size)).copy()
+
+
+ALIBI_COUNTS = ("tokens", "slots")
+
+
+def alibi_key_bias(attention_mask, slopes, *, counts: str = "tokens") -> np.ndarray:
+    r"""The ALiBi bias each key of a padded batch gets, as BLOOM (``"tokens"``) or MPT (``"slots"``) computes it.
+
+    Both add to the score of key :math:`j` a bias that depends on the key only, relying on softmax
+    being unchanged when a row is shifted by a constant:
+
+    * ``"tokens"`` (BLOOM's ``build_alibi_tensor``): :math:`\mathrm{slope}_h\,p_{b,j}`, :math:`p_{b,j}` the key's
+      position counted over real tokens (:func:`position_ids_from_mask`; 0 on pads);
+    * ``"slots"`` (MPT's ``build_mpt_alibi_tensor``, cut to the last :math:`L` keys):
+      :math:`\mathrm{slope}_h\,(j - (L - 1))`, counted over slots, pads included.
+
+    Within a row the two differ by a constant on the real keys before the first pad after a real
+    token, so left padding changes no attention weight. After pads in the middle of a row (right
+    padding followed by generated tokens) the slot count includes the pads and the distances differ.
+    ``attention_mask``: ``(batch, L)`` of 0s and 1s; ``slopes``: ``(H,)`` finite reals (e.g.
+    :func:`pe_lib.alibi_slopes`). Returns float64 ``(batch, H, L)``.
+    Source: ``src/transformers/models/bloom/modeling_bloom.py`` and ``models/mpt/modeling_mpt.py``
+    (transformers 5.23.0).
+    """
+    mask = check_attention_mask(attention_mask)
+    m = check_finite_array(slopes, name="slopes", ndim=1)
+    counts = check_choice(counts, ALIBI_COUNTS, name="counts")
+    if counts == "tokens":
+        key = position_ids_from_mask(mask).astype(np.float64)  # p_{b,j}
+    else:
+        key = np.broadcast_to(np.arange(mask.shape[1]) - (mask.shape[1] - 1.0), mask.shape)  # j - (L - 1)
+    return m[None, :, None] * key[:, None, :]

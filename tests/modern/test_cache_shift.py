@@ -65,3 +65,168 @@ def test_whole_error_messages(keys, kwargs, message):
     with pytest.raises(ValueError) as error:
         pe_lib.rope_shift(keys, 1, **kwargs)
     assert str(error.value) == message
+
+
+# ---- the roles of the new tokens after a stale cache (issue 29) -------------------------------------
+def loop_roles(n_cached, length, delta, lookback):
+    """Independent re-implementation: where does each new token's target sit, and what else looks like it?"""
+    roles = []
+    apparent = {j: j + delta for j in range(n_cached)}  # cached token j appears at j + delta
+    for i in range(length):
+        target = i - lookback
+        if i < n_cached or target < 0:
+            roles.append(3)
+        elif target < n_cached:
+            roles.append(0)
+        elif any(pos == target for j, pos in apparent.items() if delta):
+            roles.append(1)
+        else:
+            roles.append(2)
+    return roles
+
+
+@pytest.mark.parametrize("delta", [0, 1, 2, 4, 8, 16, 40])
+@pytest.mark.parametrize(("n_cached", "length", "lookback"), [(16, 32, 3), (5, 12, 1), (3, 20, 7)])
+def test_stale_cache_roles_against_a_loop(n_cached, length, delta, lookback):
+    got = pe_lib.stale_cache_roles(n_cached, length, delta, lookback)
+    assert got.tolist() == loop_roles(n_cached, length, delta, lookback)
+    assert got.dtype == np.int64
+
+
+def test_stale_cache_roles_by_hand():
+    # chapter 19's case: 16 cached, 32 tokens, look back 3
+    roles = pe_lib.stale_cache_roles(16, 32, 8, 3)
+    assert [int((roles == r).sum()) for r in range(4)] == [3, 8, 5, 16]
+    assert pe_lib.stale_cache_roles(16, 32, 1, 3)[16:20].tolist() == [0, 0, 0, 1]
+    assert len(pe_lib.STALE_ROLES) == 4
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ((16, 16, 1, 3), "n_cached must be below length"),
+    ((0, 16, 1, 3), "n_cached must be an integer >= 1"),
+    ((4, 16, -1, 3), "delta must be an integer >= 0"),
+    ((4, 16, 1, 0), "lookback must be an integer >= 1"),
+    ((4, 16.0, 1, 2), "length must be an integer"),
+])
+def test_stale_cache_roles_bad_input(args, message):
+    with pytest.raises(ValueError, match=message):
+        pe_lib.stale_cache_roles(*args)
+
+
+# ---- sliding-window caches: slots are not positions (issue 29) -------------------------------------
+def simulate(n_tokens, window, layout):
+    """Independent re-implementation: write tokens one at a time into a list of W slots."""
+    slots = []
+    for p in range(n_tokens):
+        if len(slots) < window:
+            slots.append(p)
+        elif layout == "ring":
+            slots[p % window] = p
+        else:
+            slots = slots[1:] + [p]
+    return slots
+
+
+@given(st.integers(1, 40), st.integers(1, 9), st.sampled_from(["ring", "shift"]))
+def test_sliding_window_slots_against_writing_tokens_one_by_one(n_tokens, window, layout):
+    got = pe_lib.sliding_window_slots(n_tokens, window, layout=layout)
+    assert got.tolist() == simulate(n_tokens, window, layout)
+    assert got.dtype == np.int64
+
+
+def test_sliding_window_slots_by_hand():
+    assert pe_lib.sliding_window_slots(11, 4).tolist() == [8, 9, 10, 7]  # 11 tokens, window 4, p mod 4
+    assert pe_lib.sliding_window_slots(11, 4, layout="shift").tolist() == [7, 8, 9, 10]
+    assert pe_lib.sliding_window_slots(3, 4).tolist() == [0, 1, 2]
+    assert pe_lib.SLIDING_LAYOUTS == ("ring", "shift")
+    with pytest.raises(ValueError, match="layout must be one of"):
+        pe_lib.sliding_window_slots(5, 2, layout="paged")
+    with pytest.raises(ValueError, match="window must be an integer >= 1"):
+        pe_lib.sliding_window_slots(5, 0)
+
+
+# ---- prefix caching: chained block hashes (issue 29) ------------------------------------------------
+def chained_hits(cached, tokens, block_size):
+    """Independent re-implementation of vLLM's scheme: chain-hash full blocks, count leading hits."""
+    import hashlib
+
+    def hashes(ids):
+        out, parent = [], b"none"
+        for k in range(len(ids) // block_size):
+            parent = hashlib.sha256(parent + repr(tuple(ids[k * block_size:(k + 1) * block_size])).encode()).digest()
+            out.append(parent)
+        return out
+
+    known, hits = set(hashes(list(cached))), 0
+    for h in hashes(list(tokens)):
+        if h not in known:
+            break
+        hits += block_size
+    return hits
+
+
+@given(st.lists(st.integers(0, 3), max_size=30), st.lists(st.integers(0, 3), max_size=30), st.integers(1, 5))
+def test_prefix_cache_hit_against_chained_hashes(cached, tokens, block_size):
+    assert pe_lib.prefix_cache_hit(np.array(cached, dtype=int), np.array(tokens, dtype=int), block_size) == \
+        chained_hits(cached, tokens, block_size)
+
+
+def test_prefix_cache_hit_by_hand():
+    system = list(range(100, 140))  # 40 tokens: two full blocks of 16
+    assert pe_lib.prefix_cache_hit(system + [1, 2, 3], system + [7, 8], 16) == 32
+    assert pe_lib.prefix_cache_hit([5] + system, system, 16) == 0  # same tokens one position later: a miss
+    assert pe_lib.prefix_cache_hit([1, 2, 3, 4], [1, 9, 3, 4], 2) == 0  # a block after a difference never counts
+    assert pe_lib.prefix_cache_hit([1, 2], [1, 2, 3], 4) == 0  # no full block
+    with pytest.raises(ValueError, match="tokens must be a 1-D sequence of integer token ids"):
+        pe_lib.prefix_cache_hit([1, 2], [1.0, 2.0], 2)
+    with pytest.raises(ValueError, match="cached_tokens must be a 1-D"):
+        pe_lib.prefix_cache_hit([[1, 2]], [1, 2], 2)
+    with pytest.raises(ValueError, match="block_size must be an integer >= 1"):
+        pe_lib.prefix_cache_hit([1, 2], [1, 2], 0)
+
+
+# ---- llama.cpp's context shift (issue 29) -----------------------------------------------------------
+def shifted_by_hand(n_tokens, n_ctx, n_keep, n_discard, add_bos):
+    """Independent re-implementation: delete the discarded tokens from a list; a token's new position is its index."""
+    keep = n_tokens if n_keep == -1 else n_keep
+    keep = min(n_ctx - 4, keep + (1 if add_bos else 0))
+    discard = n_discard or (n_tokens - keep) // 2
+    cache = list(range(n_tokens))
+    del cache[keep:keep + discard]
+    return [cache.index(p) if p in cache else -1 for p in range(n_tokens)], -discard
+
+
+@pytest.mark.parametrize(("n_ctx", "n_keep", "n_discard", "add_bos"),
+                         [(16, 0, 0, True), (16, 4, 0, False), (16, -1, 0, True), (32, 3, 5, True), (9, 2, 0, False)])
+def test_context_shift_against_a_list(n_ctx, n_keep, n_discard, add_bos):
+    n_tokens = n_ctx - 1  # the shift happens when n_tokens + 1 >= n_ctx
+    new, delta = pe_lib.context_shift(n_tokens, n_ctx, n_keep, n_discard=n_discard, add_bos=add_bos)
+    expected, expected_delta = shifted_by_hand(n_tokens, n_ctx, n_keep, n_discard, add_bos)
+    assert new.tolist() == expected and delta == expected_delta
+    assert new.dtype == np.int64
+
+
+def test_context_shift_by_hand_and_with_rope_shift():
+    # 15 tokens, n_ctx 16, n_keep 4 + BOS = 5 kept, (15 - 5) // 2 = 5 dropped, the last 5 move back by 5
+    new, delta = pe_lib.context_shift(15, 16, 4)
+    assert new.tolist() == [0, 1, 2, 3, 4, -1, -1, -1, -1, -1, 5, 6, 7, 8, 9] and delta == -5
+    # the moved keys, turned by rope_shift(delta), are the keys rotated at their new positions
+    keys = np.random.default_rng(0).normal(size=(15, 8))
+    moved = new >= 0
+    cached = pe_lib.rope(keys, np.arange(15.0))
+    turned = np.where((np.arange(15) >= 10)[:, None], pe_lib.rope_shift(cached, delta), cached)
+    np.testing.assert_allclose(turned[moved], pe_lib.rope(keys[moved], new[moved].astype(float)), atol=1e-12)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    (dict(n_tokens=10, n_ctx=16, n_keep=4), "no context shift"),
+    (dict(n_tokens=15, n_ctx=16, n_keep=4, n_discard=20), "no context shift"),
+    (dict(n_tokens=15, n_ctx=16, n_keep=-2), "n_keep must be an integer >= -1"),
+    (dict(n_tokens=15, n_ctx=16, n_keep=True), "n_keep must be an integer >= -1"),
+    (dict(n_tokens=15, n_ctx=4, n_keep=1), "n_ctx must be an integer >= 5"),
+    (dict(n_tokens=15, n_ctx=16, n_keep=1, n_discard=-1), "n_discard must be an integer >= 0"),
+    (dict(n_tokens=15, n_ctx=16, n_keep=1, add_bos=1), "add_bos must be True or False"),
+])
+def test_context_shift_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        pe_lib.context_shift(**kwargs)

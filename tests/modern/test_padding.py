@@ -103,3 +103,54 @@ def test_padding_mask_is_int64_and_errors_name_the_argument():
         pe_lib.padding_mask([2, 1], 0)
     with pytest.raises(ValueError, match=r"^attention_mask must be an array of 0s and 1s, got dtype <U1"):
         pe_lib.position_ids_from_mask([["a"]])
+
+
+# ---- cache_position against position_ids (issue 29) -------------------------------------------------
+def test_cache_positions_count_slots_and_position_ids_count_tokens():
+    mask = [[0, 0, 1, 1], [1, 1, 1, 1]]
+    assert pe_lib.cache_positions(mask, 2).tolist() == [[0, 1, 2, 3, 4, 5]] * 2
+    assert pe_lib.cache_positions(mask).shape == (2, 4)
+    # the gap is the number of pads before each real token: 2 on row 0, 0 on row 1
+    gap = pe_lib.cache_positions(mask, 2) - pe_lib.generation_position_ids(mask, 2)
+    assert gap.tolist() == [[0, 1, 2, 2, 2, 2], [0, 0, 0, 0, 0, 0]]
+    with pytest.raises(ValueError, match="n_new must be an integer >= 0"):
+        pe_lib.cache_positions(mask, -1)
+    with pytest.raises(ValueError, match="n_new must be an integer >= 0"):
+        pe_lib.cache_positions(mask, True)
+    with pytest.raises(ValueError, match="needs at least one real token"):
+        pe_lib.cache_positions([[0, 0]])
+
+
+# ---- ALiBi under padding: BLOOM counts tokens, MPT slots (issue 29) ---------------------------------
+def test_alibi_key_bias_by_hand():
+    mask = [[0, 0, 1, 1, 1]]
+    slopes = [0.5, 0.25]
+    tokens = pe_lib.alibi_key_bias(mask, slopes)
+    slots = pe_lib.alibi_key_bias(mask, slopes, counts="slots")
+    assert tokens.shape == slots.shape == (1, 2, 5)
+    np.testing.assert_array_equal(tokens[0, 0], [0.0, 0.0, 0.0, 0.5, 1.0])  # 0.5 * (0, 0, 0, 1, 2)
+    np.testing.assert_array_equal(slots[0, 1], [-1.0, -0.75, -0.5, -0.25, 0.0])  # 0.25 * (j - 4)
+    assert pe_lib.ALIBI_COUNTS == ("tokens", "slots")
+
+
+def test_left_padding_shifts_alibi_by_a_constant_and_right_padding_does_not():
+    slopes = pe_lib.alibi_slopes(4)
+    left = pe_lib.padding_mask([3, 6, 1], 6, side="left")
+    gap = pe_lib.alibi_key_bias(left, slopes) - pe_lib.alibi_key_bias(left, slopes, counts="slots")
+    for b in range(3):
+        real = gap[b][:, left[b] == 1]
+        np.testing.assert_allclose(real - real[:, :1], 0.0, atol=1e-15)  # one constant per row and head
+    # a right-padded prompt of 3, two pads, then two generated tokens: the slots count the pads
+    right = np.array([[1, 1, 1, 0, 0, 1, 1]])
+    gap = pe_lib.alibi_key_bias(right, slopes) - pe_lib.alibi_key_bias(right, slopes, counts="slots")
+    real = gap[0][:, right[0] == 1]
+    np.testing.assert_allclose(real[:, 3] - real[:, 0], -2 * slopes)  # two pads' worth of distance
+
+
+def test_alibi_key_bias_bad_input():
+    with pytest.raises(ValueError, match="counts must be one of"):
+        pe_lib.alibi_key_bias([[1, 1]], [0.5], counts="positions")
+    with pytest.raises(ValueError, match="slopes"):
+        pe_lib.alibi_key_bias([[1, 1]], [[0.5]])
+    with pytest.raises(ValueError, match="only 0"):
+        pe_lib.alibi_key_bias([[1, 2]], [0.5])

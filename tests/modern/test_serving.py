@@ -31,7 +31,7 @@ def test_default_and_linear():
     assert got["llama.cpp"] == ["--rope-scaling", "linear", "--rope-scale", "2", "--rope-freq-base", "10000",
                                 "-c", "8192"]
     flag, overrides, *rest = got["vllm"]
-    assert flag == "--hf-overrides" and rest == ["--max-model-len", "8192"]
+    assert flag == "--hf-overrides" and rest == []  # vLLM derives 4096 x 2 itself
     assert json.loads(overrides) == {"rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": 10000.0}}
 
 
@@ -52,6 +52,47 @@ def test_dynamic_is_static_in_both_engines():
     # the base 'dynamic' reaches at twice the length: 100 * (2 * 2 - 1) ** (4 / 2) = 900
     assert got["llama.cpp"] == ["--rope-scaling", "none", "--rope-freq-base", "900", "-c", "2000"]
     assert len(got["missing"]) == 2 and got["missing"][1].startswith("vLLM")
+    assert "PR 41277" in got["missing"][1] and "plain RoPE" in got["missing"][1]
+    # vLLM is asked for the same fixed base, over the longer context, with no 'dynamic' left to misread
+    assert json.loads(got["vllm"][1]) == {"max_position_embeddings": 2000,
+                                          "rope_parameters": {"rope_type": "default", "rope_theta": 900.0}}
+    assert len(got["vllm"]) == 2
+
+
+def test_vllm_dynamic_before_and_after_its_fix():
+    # by hand, d = 4, base 100, L = 1000, s = 2: before, 100 * (2 * 2000 / 1000 - 1) ** 2 = 900; after, 100 * 1 = 100
+    omega, table = pe_lib.vllm_dynamic_frequencies(4, 2.0, base=100.0, max_position_embeddings=1000, before_fix=True)
+    np.testing.assert_allclose(omega, [1.0, 1 / 30], rtol=1e-14)
+    assert table == 2000
+    omega, table = pe_lib.vllm_dynamic_frequencies(4, 2.0, base=100.0, max_position_embeddings=1000)
+    np.testing.assert_allclose(omega, [1.0, 0.1], rtol=1e-14)
+    assert table == 2000
+    # before: transformers' "dynamic" at s L; after: plain RoPE (both from another module of pe_lib)
+    for s in (1.5, 2.0, 4.0):
+        before, _ = pe_lib.vllm_dynamic_frequencies(64, s, max_position_embeddings=512, before_fix=True)
+        theirs, _ = pe_lib.rope_scaling_frequencies(64, {"rope_type": "dynamic", "factor": s},
+                                                    max_position_embeddings=512, seq_len=int(512 * s))
+        np.testing.assert_allclose(before, theirs, rtol=1e-12)
+        after, _ = pe_lib.vllm_dynamic_frequencies(64, s, max_position_embeddings=512)
+        plain, _ = pe_lib.rope_scaling_frequencies(64, None)
+        np.testing.assert_allclose(after, plain, rtol=1e-12)
+    assert set(pe_lib.VLLM_DYNAMIC_COMMITS) == {"before PR 41277", "after PR 41277"}
+
+
+def test_vllm_derives_the_longest_length():
+    assert pe_lib.vllm_max_model_len(None, max_position_embeddings=4096) == 4096
+    assert pe_lib.vllm_max_model_len({"type": "linear", "factor": 4.0}, max_position_embeddings=4096) == 16384
+    assert pe_lib.vllm_max_model_len({"rope_type": "dynamic", "factor": 2.0}, max_position_embeddings=4096) == 8192
+    assert pe_lib.vllm_max_model_len(QWEN_YARN, max_position_embeddings=4096) == 131072  # from the original length
+    assert pe_lib.vllm_max_model_len(LLAMA31, max_position_embeddings=131072) == 131072  # factor not applied
+    longrope = {"rope_type": "longrope", "short_factor": [1.0] * 4, "long_factor": [2.0] * 4,
+                "original_max_position_embeddings": 4096}
+    assert pe_lib.vllm_max_model_len(longrope, max_position_embeddings=131072) == 4096
+    no_original = {k: v for k, v in longrope.items() if k != "original_max_position_embeddings"}
+    assert pe_lib.vllm_max_model_len(no_original, max_position_embeddings=131072) == 131072
+    # longrope: vLLM would serve only the short 4096, so the long context needs --max-model-len
+    got = pe_lib.serving_settings(longrope, head_dim=8, max_position_embeddings=131072)
+    assert got["context"] == 131072 and got["vllm"][-2:] == ["--max-model-len", "131072"]
 
 
 def test_llama3_has_no_llama_cpp_flag():
@@ -72,6 +113,14 @@ def test_llama3_has_no_llama_cpp_flag():
         (lambda: pe_lib.serving_settings(QWEN_YARN | {"beta_fast": "x"}, head_dim=8), ValueError, "finite real"),
         (lambda: pe_lib.llama_cpp_frequencies(8, freq_scale=2.0), ValueError, r"in \(0, 1\], got 2.0"),
         (lambda: pe_lib.llama_cpp_frequencies(7), ValueError, "even integer"),
+        (lambda: pe_lib.vllm_dynamic_frequencies(2, 2.0, max_position_embeddings=8), ValueError, "at least 4"),
+        (lambda: pe_lib.vllm_dynamic_frequencies(8, 0.5, max_position_embeddings=8), ValueError, "factor must be >= 1"),
+        (lambda: pe_lib.vllm_dynamic_frequencies(8, 2.0, max_position_embeddings=0), ValueError, "integer >= 1"),
+        (lambda: pe_lib.vllm_dynamic_frequencies(8, 2.0, max_position_embeddings=8, before_fix=1), ValueError,
+         "before_fix must be True"),
+        (lambda: pe_lib.vllm_max_model_len([("rope_type", "linear")], max_position_embeddings=8), TypeError,
+         "must be None or a dict"),
+        (lambda: pe_lib.vllm_max_model_len(None, max_position_embeddings=-1), ValueError, "integer >= 1"),
     ],
 )
 def test_bad_input(call, error, message):
@@ -135,7 +184,11 @@ def test_whole_settings_by_hand_for_each_type():
     assert out["missing"] == [
         "llama.cpp: no length-dependent scaling; the closest is a fixed --rope-freq-base, the base 'dynamic' reaches "
         "at the longest length, used for every input",
-        "vLLM: 'dynamic' is computed once at the longest length (static), not per input"]
+        "vLLM: no length-dependent scaling either; its own 'dynamic' builds one table, since PR 41277 (commit "
+        "3cfbaf33) with the base unscaled, i.e. plain RoPE past the training length (before it, commit 50feac95: "
+        "the fixed base above); the override asks for that fixed base on any version"]
+    assert out["vllm"] == ["--hf-overrides", '{"max_position_embeddings": 8192, "rope_parameters": {"rope_theta": '
+                                             f'{round(static, 1)!r}, "rope_type": "default"}}}}']
     # default with a factor it does not use (transformers warns): the context stays max_position_embeddings
     with pytest.warns(pe_lib.RopeScalingWarning):
         out = pe_lib.serving_settings({"rope_type": "default", "factor": 2.0}, head_dim=64,

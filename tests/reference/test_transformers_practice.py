@@ -8,6 +8,19 @@ r"""Chapter 19's functions against the code transformers 5.23.0 runs.
 * :func:`pe_lib.packed_attention_mask` and :func:`pe_lib.documents_from_position_ids` against the mask
   ``create_causal_mask`` builds from packed ``position_ids`` alone (no attention mask), and against
   ``find_packed_sequence_indices``;
+* :func:`pe_lib.documents_in_transformers_mask` against a whole ``LlamaForCausalLM`` forward pass on a pack
+  of documents of 5, 7 and 4 tokens with restarting ``position_ids`` and no mask (eager and sdpa, train
+  and eval mode, ``use_cache`` default / True / False): the pack's logits equal the documents run
+  separately exactly where the function says the documents are kept apart, and are far from them
+  elsewhere (the old claim, "restarting positions alone build the block-diagonal mask", fails here);
+* :func:`pe_lib.cu_seq_lens_from_position_ids` against ``prepare_fa_kwargs_from_position_ids`` (the flash
+  path's cut) and :func:`pe_lib.packed_labels` against the collator's ``labels``;
+* :func:`pe_lib.vllm_dynamic_frequencies` (vLLM's one "dynamic" table, read at commits 50feac95 and 3cfbaf33)
+  against transformers' "dynamic" module at ``factor`` x L positions (before PR 41277) and plain RoPE (after);
+* :func:`pe_lib.cache_positions` against the positions a bare forward call with a cache gives a left-padded
+  batch, and :func:`pe_lib.sliding_window_slots` (``"shift"``) against ``StaticSlidingWindowLayer``;
+* :func:`pe_lib.alibi_key_bias` against BLOOM's ``build_alibi_tensor`` (keys counted over real tokens) and
+  MPT's ``build_mpt_alibi_tensor`` (keys counted by slot), for left and right padding;
 * :func:`pe_lib.rope_shift` against ``LlamaRotaryEmbedding`` + ``apply_rotary_pos_emb``: keys rotated by
   transformers at positions ``m`` and moved by ``delta`` equal keys transformers rotates at ``m + delta``,
   for plain and scaled frequencies (transformers forms the angles in float32: within 4 float32 epsilons
@@ -21,9 +34,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from conftest import EPS32, record, relative_to_largest
+from conftest import EPS32, record, relative_each, relative_to_largest
 from transformers import DataCollatorWithFlattening, LlamaConfig, LlamaForCausalLM
 from transformers.masking_utils import create_causal_mask, find_packed_sequence_indices
+from transformers.modeling_flash_attention_utils import prepare_fa_kwargs_from_position_ids
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
 
 import pe_lib
@@ -32,9 +46,10 @@ LENGTH_SETS = [[3, 2, 1], [5], [1, 1, 4, 2], [7, 3]]
 
 
 def tiny_llama(**extra):
-    config = LlamaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64,
-                         pad_token_id=0, bos_token_id=1, eos_token_id=2, **extra)
+    settings = dict(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+                    num_key_value_heads=2, max_position_embeddings=64, pad_token_id=0, bos_token_id=1,
+                    eos_token_id=2) | extra
+    config = LlamaConfig(**settings)
     torch.manual_seed(0)
     return LlamaForCausalLM(config).eval()
 
@@ -79,6 +94,11 @@ def test_data_collator_with_flattening(lengths, start):
     np.testing.assert_array_equal(batch["position_ids"][0], pe_lib.packed_position_ids(lengths, start=start))
     np.testing.assert_array_equal(batch["seq_idx"][0], pe_lib.packed_document_ids(lengths))
     np.testing.assert_array_equal(np.asarray(batch["cu_seq_lens_q"]), pe_lib.cu_seq_lens(lengths))
+    documents = [f["input_ids"] for f in features]
+    np.testing.assert_array_equal(collator(features)["labels"][0], pe_lib.packed_labels(documents))
+    with_labels = [{"input_ids": d, "labels": [7 * t for t in d]} for d in documents]
+    np.testing.assert_array_equal(collator(with_labels)["labels"][0],
+                                  pe_lib.packed_labels([[7 * t for t in d] for d in documents]))
     record("DataCollatorWithFlattening position_ids, seq_idx, cu_seq_lens", 0.0, 0.0, "exact (integers)")
 
 
@@ -128,3 +148,163 @@ def test_moving_cached_keys(rope_scaling, delta):
     theta = float(torch.maximum(m, m + delta).max()) * float(rotary.inv_freq.max())
     record("rope_shift of transformers' cached keys vs rotating at m + delta", relative_to_largest(ours, theirs),
            4 * EPS32 * (1 + theta), "max |Δ|/max |k|, bound 4 eps32 (1 + max θ)")
+
+
+@pytest.mark.parametrize("lengths", LENGTH_SETS + [[4, 2, 5]])
+@pytest.mark.parametrize("start", [0, 2])
+def test_the_flash_path_cut(lengths, start):
+    positions = torch.tensor(pe_lib.packed_position_ids(lengths, start=start))[None]
+    (cu_q, cu_k), _ = prepare_fa_kwargs_from_position_ids(positions)
+    np.testing.assert_array_equal(cu_q.numpy(), pe_lib.cu_seq_lens_from_position_ids(positions.numpy()))
+    np.testing.assert_array_equal(cu_k.numpy(), pe_lib.cu_seq_lens_from_position_ids(positions.numpy()))
+    # a document restarting at 1, not at the minimum: the flash path does not cut there
+    odd = torch.tensor([[0, 1, 2, 1, 2, 0, 1]])
+    np.testing.assert_array_equal(prepare_fa_kwargs_from_position_ids(odd)[0][0].numpy(),
+                                  pe_lib.cu_seq_lens_from_position_ids(odd.numpy()))
+    record("flash path: cu_seq_lens from packed position_ids", 0.0, 0.0, "exact (integers)")
+
+
+PACK = [5, 7, 4]
+
+
+@pytest.mark.parametrize("attn", ["eager", "sdpa"])
+@pytest.mark.parametrize("mode", ["train", "eval"])
+@pytest.mark.parametrize("use_cache", [None, True, False])
+def test_a_pack_without_a_mask_through_the_whole_model(attn, mode, use_cache):
+    """The documents of a pack are kept apart in a real forward pass exactly when pe_lib says they are.
+
+    With the model's default ``use_cache`` (the config's True), transformers 5.23.0 creates a cache before
+    building the mask and skips the packed-sequence detection: the documents see each other. Planted: with
+    ``documents_in_transformers_mask`` returning the documents whatever ``use_cache`` is (the old claim),
+    the default and ``use_cache=True`` cases fail.
+    """
+    model = tiny_llama(attn_implementation=attn, num_hidden_layers=2)
+    getattr(model, mode)()
+    ids = torch.tensor(np.random.default_rng(0).integers(3, 32, size=(1, sum(PACK))))
+    positions = pe_lib.packed_position_ids(PACK)
+    starts = pe_lib.cu_seq_lens(PACK)
+    alone = torch.cat([model(ids[:, a:b]).logits for a, b in zip(starts[:-1], starts[1:], strict=True)], dim=1)
+    kwargs = {} if use_cache is None else {"use_cache": use_cache}
+    packed = model(ids, position_ids=torch.tensor(positions)[None], **kwargs).logits
+    difference = float((packed - alone).abs().max())
+    runs_with = model.config.use_cache if use_cache is None else use_cache
+    kept_apart = pe_lib.documents_in_transformers_mask(positions, use_cache=runs_with).max() > 0
+    if kept_apart:
+        record("pack without mask, use_cache=False: logits vs documents alone", difference, 16 * EPS32,
+               "max |Δ logit|")
+    else:
+        # the documents see each other: the pack equals one causal sequence with restarting positions
+        one_sequence = model(ids, position_ids=torch.tensor(positions)[None], use_cache=False,
+                             attention_mask=torch.ones_like(ids)).logits
+        assert difference > 1e-2, f"documents alone and the pack agree to {difference:.2g}: they were kept apart"
+        record("pack without mask, default use_cache: logits vs one causal sequence",
+               float((packed - one_sequence).abs().max()), 16 * EPS32, "max |Δ logit|")
+        record(f"pack without mask, default use_cache ({attn}): logits vs documents alone", difference, float("inf"),
+               "max |Δ logit|; asserted > 0.01 (the documents see each other)")
+
+
+@pytest.mark.parametrize("factor", [2.0, 4.0])
+def test_vllm_dynamic_table_against_transformers(factor):
+    """vLLM's one "dynamic" table, read from its code at two commits, in transformers' terms.
+
+    Before PR 41277 (commit 50feac95) it is transformers' "dynamic" module run at factor x L positions;
+    after it (commit 3cfbaf33) the plain RoPE module's frequencies. Planted: with k = s after the fix too,
+    the "after" comparison fails (relative differences 2 and 12 for factors 2 and 4).
+    """
+    head_dim, base, length = 64, 10_000.0, 512
+
+    def inv_freq(params, positions):
+        config = LlamaConfig(hidden_size=2 * head_dim, num_attention_heads=2, head_dim=head_dim,
+                             max_position_embeddings=length, rope_parameters=params | {"rope_theta": base})
+        module = LlamaRotaryEmbedding(config)
+        module(torch.zeros(1, positions, head_dim), torch.arange(positions)[None])
+        return module.inv_freq.double().numpy()
+
+    table = int(length * factor)
+    before, n_before = pe_lib.vllm_dynamic_frequencies(head_dim, factor, base=base, max_position_embeddings=length,
+                                                       before_fix=True)
+    after, n_after = pe_lib.vllm_dynamic_frequencies(head_dim, factor, base=base, max_position_embeddings=length)
+    assert n_before == n_after == table
+    dynamic_at_table = inv_freq({"rope_type": "dynamic", "factor": factor}, table)
+    plain = inv_freq({"rope_type": "default"}, table)
+    record("vLLM 'dynamic' before PR 41277 vs transformers' dynamic at s L", relative_each(before, dynamic_at_table),
+           8 * EPS32, "max |Δω_i|/ω_i")
+    record("vLLM 'dynamic' after PR 41277 vs transformers' plain RoPE", relative_each(after, plain), 8 * EPS32,
+           "max |Δω_i|/ω_i")
+
+
+def test_a_bare_forward_numbers_slots_as_cache_positions():
+    """Without ``position_ids``, LlamaModel numbers its tokens by cache slot, pads included: cache_positions.
+
+    A left-padded batch run through prefill and two decode steps with a cache, as a hand-written loop
+    would, and the positions the rotary module receives caught by a hook. Planted: with
+    position_ids_from_mask as the expected value (what generate() passes) the comparison fails on row 1.
+    """
+    model = tiny_llama()
+    lengths = [5, 2]
+    tokens = np.random.default_rng(1).integers(3, 32, size=(2, 5))
+    padded, mask = pe_lib.pad_batch(tokens, lengths, side="left", pad_id=0)
+    seen = []
+    handle = model.model.rotary_emb.register_forward_pre_hook(
+        lambda module, args, kwargs: seen.append(kwargs["position_ids"].clone()), with_kwargs=True)
+    try:
+        out = model(input_ids=torch.tensor(padded), attention_mask=torch.tensor(mask), use_cache=True)
+        cache, full_mask = out.past_key_values, torch.tensor(mask)
+        for _ in range(2):
+            step = out.logits[:, -1:].argmax(-1)
+            full_mask = torch.cat([full_mask, torch.ones(2, 1, dtype=full_mask.dtype)], dim=1)
+            out = model(input_ids=step, attention_mask=full_mask, past_key_values=cache, use_cache=True)
+    finally:
+        handle.remove()
+    used = torch.cat([s.expand(2, -1) for s in seen], dim=-1).numpy()
+    np.testing.assert_array_equal(used, pe_lib.cache_positions(mask, 2))
+    assert not np.array_equal(used, pe_lib.generation_position_ids(mask, 2))  # what generate() would pass
+    record("bare forward with a cache: positions = cache slots", 0.0, 0.0, "exact (integers)")
+
+
+@pytest.mark.parametrize("window", [1, 3, 4])
+@pytest.mark.parametrize("prefill", [1, 2, 6])
+def test_sliding_window_cache_slots(window, prefill):
+    """transformers' StaticSlidingWindowLayer holds, slot by slot, the positions sliding_window_slots(..., "shift")
+    gives: keys whose entries equal their position, a prefill of ``prefill`` tokens, then one token at a time.
+    Planted: the "ring" layout as expected fails once the cache is full and not aligned."""
+    from transformers.cache_utils import StaticSlidingWindowLayer
+
+    layer = StaticSlidingWindowLayer(max_cache_len=64, sliding_window=window)
+
+    def keys(positions):
+        return torch.tensor(positions, dtype=torch.float32).reshape(1, 1, -1, 1).expand(1, 1, -1, 2).contiguous()
+
+    n = prefill
+    layer.update(keys(list(range(n))), keys(list(range(n))))
+    for _ in range(9):
+        layer.update(keys([n]), keys([n]))
+        n += 1
+        stored = layer.keys[0, 0, :, 0].numpy().astype(np.int64)[: min(n, window)]
+        np.testing.assert_array_equal(stored, pe_lib.sliding_window_slots(n, window, layout="shift"))
+    record("StaticSlidingWindowLayer slots vs sliding_window_slots('shift')", 0.0, 0.0, "exact (positions)")
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("num_heads", [4, 6])
+def test_alibi_key_bias_against_bloom_and_mpt(side, num_heads):
+    """BLOOM's build_alibi_tensor counts real tokens (alibi_key_bias "tokens"); MPT's build_mpt_alibi_tensor,
+    cut to the last L keys as MptAttention does, counts slots ("slots"), with MPT's own slopes.
+    Planted: swapping the two counts fails both comparisons on every padded row."""
+    from transformers.models.bloom.modeling_bloom import _get_alibi_slopes, build_alibi_tensor
+    from transformers.models.mpt.modeling_mpt import build_mpt_alibi_tensor
+
+    lengths, width = [3, 6, 1], 6
+    mask = pe_lib.padding_mask(lengths, width, side=side)
+    bloom = build_alibi_tensor(torch.tensor(mask), num_heads, torch.float32).reshape(len(lengths), num_heads, width)
+    slopes = _get_alibi_slopes(num_heads, "cpu").double().numpy()
+    ours = pe_lib.alibi_key_bias(mask, slopes)
+    record("alibi_key_bias('tokens') vs BLOOM's build_alibi_tensor", relative_to_largest(ours, bloom.double().numpy()),
+           4 * EPS32, "max |Δ|/max |bias|")
+    max_seq_len = 16
+    mpt = build_mpt_alibi_tensor(num_heads, max_seq_len)[:, :, max_seq_len - width:]  # (H, 1, L), the last L keys
+    mpt_slopes = -mpt[:, 0, -2].double().numpy()  # the key one before the last gets -slope
+    ours = pe_lib.alibi_key_bias(mask, mpt_slopes, counts="slots")
+    for b in range(len(lengths)):
+        record("alibi_key_bias('slots') vs MPT's build_mpt_alibi_tensor",
+               relative_to_largest(ours[b], mpt[:, 0, :].double().numpy()), 4 * EPS32, "max |Δ|/max |bias|")
