@@ -31,7 +31,7 @@ help:
 	@echo "make serve    serve the built website on http://127.0.0.1:8000"
 	@echo "make lab      open the notebooks in JupyterLab"
 	@echo "make execute  re-run every notebook in place, deterministically (refreshes stored outputs)"
-	@echo "make experiments  re-run the trained runs on real text that chapter 20 reads (minutes; not part of make test)"
+	@echo "make experiments  re-run the stored runs chapters 14, 15 and 20 read (minutes; not part of make test)"
 	@echo "make bench    run the benchmarks (not part of make test)"
 	@echo "make mutate   mutation testing of pe_lib's formula modules (not part of make test; slow)"
 	@echo "make reference  compare pe_lib with the real transformers and diffusers (own venv with torch CPU; not part of make test)"
@@ -141,6 +141,7 @@ execute: venv
 # scratch and fails if it differs, or if the code they depend on changed since they were stored.
 experiments: venv
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python tools/text_experiments.py
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python tools/robustness_experiments.py
 
 bench: venv
 	$(BIN)/python tests/benchmarks/run.py
@@ -164,7 +165,7 @@ MUTATE_MODERN := modern.rope_scaling modern.context_extension modern.timestep mo
   modern.temperature modern.confidence
 MUTATE_TRAINED := trained.transformer trained.tasks trained.training trained.runs trained.model_analysis \
   trained.baselines trained.attention_offsets trained.explicit_positions trained.head_terms trained.protocol \
-  trained.corpus trained.language_model trained.text_runs
+  trained.corpus trained.language_model trained.text_runs trained.sweeps trained.robustness
 MUTATE ?= $(MUTATE_ENCODINGS) numpy_model.attention numpy_model.layers $(MUTATE_ANALYSIS) $(MUTATE_MODERN) \
   $(MUTATE_TRAINED) book.numbers book.rounding book.installed _validate
 MUTATE_JOBS ?= 2

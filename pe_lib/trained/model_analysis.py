@@ -1,7 +1,8 @@
 r"""Looking inside a trained model of :func:`pe_lib.train_transformer`: attention, residual stream, position table.
 
 All functions return numpy arrays but :func:`model_with_permuted_qk`, which returns the model as code for
-the other RoPE layout reads it (chapter 19). Usage::
+the other RoPE layout reads it (chapter 19), and :func:`model_with_uniform_attention`, the model with chosen
+blocks attending uniformly (an intervention of chapter 16). Usage::
 
     model = pe_lib.train_transformer("lookback", "sinusoidal")
     tokens, _, _ = pe_lib.task_batch("lookback", 8, model.seq_len, seed=1)
@@ -158,6 +159,27 @@ def model_with_permuted_qk(model, perm) -> TrainedTransformer:
     if "blocks" not in model.params:
         raise ValueError("model.params must hold the layer blocks ('blocks') of pe_lib.train_transformer")
     return dataclasses.replace(model, params=dict(model.params, blocks=permuted_qk(model.params["blocks"], perm)))
+
+
+def model_with_uniform_attention(model, blocks=(0,)) -> TrainedTransformer:
+    r"""The same trained model with every head of the blocks in ``blocks`` (0-based) attending uniformly: their
+    query weights :math:`W_Q` set to zero, so every score :math:`q_i \cdot k_j / \sqrt{d_k}` is 0 and the
+    softmax over the keys the mask leaves gives each the same weight, :math:`1/(m+1)` for query :math:`m` of a
+    causal model (a bias of ALiBi or T5 would remain; a model without an encoding has none). An intervention: if
+    a model's use of position rests on uniform attention in those blocks, it keeps its accuracy. The other
+    parameters are shared, not copied. Returns a new :class:`TrainedTransformer`.
+    """
+    model = check_model(model)
+    n_layers = len(model.params["blocks"])
+    if isinstance(blocks, (str, bytes)) or not hasattr(blocks, "__iter__"):
+        raise ValueError(f"blocks must be a sequence of block indices 0..{n_layers - 1}, got {blocks!r}")
+    blocks = tuple(blocks)
+    if not blocks or any(isinstance(b, bool) or not isinstance(b, (int, np.integer)) or not 0 <= b < n_layers
+                         for b in blocks):
+        raise ValueError(f"blocks must be a non-empty sequence of block indices 0..{n_layers - 1}, got {blocks!r}")
+    new_blocks = [dict(block, w_q=np.zeros_like(block["w_q"])) if n in blocks else block
+                  for n, block in enumerate(model.params["blocks"])]
+    return dataclasses.replace(model, params=dict(model.params, blocks=new_blocks))
 
 
 def parameter_count(params) -> int:

@@ -115,3 +115,28 @@ def test_attention_by_offset_needs_a_matrix_and_a_single_token_is_a_sequence():
     assert pe_lib.predict(model, np.array([3])).shape == (1,)
     with pytest.raises(ValueError, match="non-empty integer array"):
         pe_lib.predict(model, np.array([], dtype=int))
+
+
+def test_model_with_uniform_attention_makes_the_chosen_block_exactly_uniform():
+    from pe_lib.trained.model_analysis import model_with_uniform_attention
+
+    model = pe_lib.train_transformer("lookback", "none", seq_len=6, steps=20, d_model=8, n_layers=2, n_heads=2,
+                                     batch_size=4, offset=1, progress=False)
+    tokens = pe_lib.task_batch("lookback", 3, 6, offset=1, seed=2)[0]
+    uniform = model_with_uniform_attention(model)
+    a = pe_lib.trained_attention(uniform, tokens)  # (layers, batch, heads, L, L)
+    m = np.arange(6)
+    expected = np.tril(np.ones((6, 6))) / (m[:, None] + 1)  # 1/(m+1) on keys 0..m, written out
+    np.testing.assert_allclose(a[0], np.broadcast_to(expected, a[0].shape), atol=1e-7)
+    before = pe_lib.trained_attention(model, tokens)
+    assert np.abs(before[0] - a[0]).max() > 1e-3  # the trained block 1 was not uniform to start with
+    both = pe_lib.trained_attention(model_with_uniform_attention(model, [0, 1]), tokens)
+    np.testing.assert_allclose(both[1], np.broadcast_to(expected, both[1].shape), atol=1e-7)
+    assert uniform.params["blocks"][1] is model.params["blocks"][1]  # block 2 untouched
+    assert model.params["blocks"][0]["w_q"].any()  # the model itself is not changed
+    for bad in ((), (2,), (True,), "0", 0):
+        with pytest.raises(ValueError, match="blocks must be"):
+            model_with_uniform_attention(model, bad)
+    with pytest.raises(ValueError, match="model must be a TrainedTransformer"):
+        model_with_uniform_attention(model.params)
+

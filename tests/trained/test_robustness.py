@@ -1,0 +1,169 @@
+"""The robustness check of chapters 14 and 15 (pe_lib.trained.robustness): verdicts per factor on planted data
+(a claim that holds only with 4 heads of width 8 is flagged), the bootstrap over test sequences, what the
+stored sweep says of the chapters' claims."""
+
+import math
+import pathlib
+
+import numpy as np
+import pytest
+
+from pe_lib.trained import robustness as rb
+
+SWEEP = pathlib.Path(__file__).resolve().parents[2] / "notebooks" / "results" / "14_15_robustness.json"
+
+
+def _score(right_per_sequence, targets_per_sequence=10, by_position=None, losses=None):
+    right = np.asarray(right_per_sequence)
+    out = {"right": int(right.sum()), "targets": int(right.size * targets_per_sequence),
+           "sequences": int(right.size), "loss": float(np.mean(losses)) if losses is not None else 0.5,
+           "by_position": by_position or [int(right.size)] * 3}
+    out["right_per_sequence"] = right.tolist()
+    out["loss_per_sequence"] = list(losses) if losses is not None else [0.5] * right.size
+    return out
+
+
+def _arm(accuracies, n_sequences=20, steps=None, factors=("1x",)):
+    """An arm whose seed s gets accuracies[s] at each factor: every sequence scored alike (10 targets each)."""
+    scores = [_score([round(10 * a)] * n_sequences) for a in accuracies]
+    return {"scores": {f: scores for f in factors}, "steps to 0.1": steps or [100] * len(accuracies)}
+
+
+def _planted(t5_wide, rope_wide, *, t5=(0.8, 0.75, 0.77, 0.8, 0.8, 0.8), rope=(0.6, 0.6, 0.7, 0.6, 0.6, 0.6)):
+    """A sweep in which T5 beats RoPE at 4x in the chapter's setting, with six seeds and twice the steps; the
+    1-head variant gets the given accuracies."""
+    def runs(a, b):
+        return {"lookback": {"t5": _arm(a, factors=("1x", "4x")), "rope": _arm(b, factors=("1x", "4x"))}}
+
+    return {"runs": {"base": runs(t5, rope), "steps x2": runs(t5, rope), "heads 1x32": runs(t5_wide, rope_wide)}}
+
+
+T5_AHEAD = rb.Claim("T5 is ahead of RoPE at 4x", "lookback", "accuracy 4x", "t5", "rope")
+
+
+def test_a_claim_that_depends_on_head_width_is_flagged():
+    wide_rope_wins = _planted(t5_wide=(0.7, 0.8, 0.7), rope_wide=(0.8, 0.8, 0.9))
+    row = rb.verdicts([T5_AHEAD], wide_rope_wins)[T5_AHEAD.text]
+    assert row == {"chapter": "holds", "heads 1x32": "FAILS", "steps x2": "holds", "seeds 0-5": "holds",
+                   "bootstrap": "holds"}
+    assert rb.failing_factors(row) == ["heads 1x32"]
+    assert "depends on: heads 1x32" in rb.verdict_table({T5_AHEAD.text: row})
+    # the same claim, with T5 ahead in the wide heads too: nothing to flag
+    both = rb.verdicts([T5_AHEAD], _planted(t5_wide=(0.9, 0.9, 0.9), rope_wide=(0.8, 0.8, 0.8)))[T5_AHEAD.text]
+    assert rb.failing_factors(both) == [] and "depends" not in rb.verdict_table({T5_AHEAD.text: both})
+
+
+def test_seed_verdicts_every_seed_mean_or_fails():
+    assert rb.seed_verdict([0.1, 0.2]) == "holds"
+    assert rb.seed_verdict([0.3, -0.1]) == "on average"  # mean 0.1
+    assert rb.seed_verdict([0.1, -0.3]) == "FAILS"
+    assert rb.seed_verdict([0.0, 0.0]) == "FAILS"  # a tie does not hold
+    assert rb.seed_verdict([np.inf, 5.0]) == "holds"  # never reached by the other arm
+    with pytest.raises(ValueError, match="at least one seed"):
+        rb.seed_verdict([])
+
+
+def test_a_claim_that_holds_only_on_average_over_six_seeds():
+    data = _planted(t5_wide=(0.9,) * 3, rope_wide=(0.8,) * 3, t5=(0.8, 0.8, 0.8, 0.5, 0.8, 0.8),
+                    rope=(0.6, 0.6, 0.6, 0.7, 0.6, 0.6))
+    assert rb.verdicts([T5_AHEAD], data)[T5_AHEAD.text]["seeds 0-5"] == "on average"
+
+
+def test_margins_sign_thresholds_and_never_reached():
+    runs = {"lookback": {"t5": _arm([0.8, 0.6], steps=[50, -1]), "rope": _arm([0.7, 0.7], steps=[60, -1])}}
+    assert rb.margins(rb.Claim("x", "lookback", "accuracy 1x", "t5", "rope"), runs) == pytest.approx([0.1, -0.1])
+    assert rb.margins(rb.Claim("x", "lookback", "accuracy 1x", "t5", 0.65, False), runs) == pytest.approx(
+        [-0.15, 0.05])
+    fewer = rb.margins(rb.Claim("x", "lookback", "steps to 0.1", "t5", "rope", False), runs)
+    assert fewer.tolist() == [10.0, 0.0]  # 50 vs 60 steps; neither reached the threshold: a tie
+    assert rb.margins(rb.Claim("x", "lookback", "accuracy 1x", "t5", "rope"), runs, n_seeds=1).shape == (1,)
+    with pytest.raises(ValueError, match="Claim"):
+        rb.margins(("x", "lookback"), runs)
+
+
+def test_metric_values_of_each_metric():
+    run = {"scores": {"1x": [_score([5, 7], by_position=[2, 0, 1], losses=[0.25, 0.75])]}, "steps to 0.1": [-1]}
+    assert rb.metric_values(run, "accuracy 1x").tolist() == [0.6]  # 12 of 20 targets
+    assert rb.metric_values(run, "accuracy at the ends").tolist() == [0.75]  # (2 + 1) / (2 sequences * 2 ends)
+    assert rb.metric_values(run, "test loss").tolist() == [0.5]
+    assert rb.metric_values(run, "steps to 0.1").tolist() == [math.inf]
+    with pytest.raises(ValueError, match="not scored at 4x"):
+        rb.metric_values(run, "accuracy 4x")
+    with pytest.raises(ValueError, match="metric"):
+        rb.metric_values(run, "bleu")
+
+
+def test_bootstrap_of_a_sure_and_of_a_noisy_difference():
+    sure = {"lookback": {"t5": _arm([0.8] * 3), "rope": _arm([0.7] * 3)}}
+    assert rb.bootstrap_margin(T5_AHEAD.__class__("x", "lookback", "accuracy 1x", "t5", "rope"), sure) == \
+        pytest.approx((0.1, 0.1))
+    rng = np.random.default_rng(1)
+    noisy = [_score(rng.integers(0, 11, size=200)) for _ in range(3)]
+    same = {"lookback": {"t5": {"scores": {"1x": noisy}}, "rope": {"scores": {"1x": noisy[::-1]}}}}
+    claim = rb.Claim("x", "lookback", "accuracy 1x", "t5", "rope")
+    low, high = rb.bootstrap_margin(claim, same)
+    assert low < 0 < high and rb.interval_verdict(low, high) == "within noise"
+    # the interval's width: about 2 x 1.96 x sd / sqrt(n) of the per-sequence differences (mean of 3 seeds)
+    diff = np.mean([np.array(a["right_per_sequence"]) - np.array(b["right_per_sequence"])
+                    for a, b in zip(noisy, noisy[::-1], strict=True)], axis=0) / 10
+    assert high - low == pytest.approx(2 * 1.96 * diff.std() / np.sqrt(diff.size), rel=0.15)
+    # a claim about a number resamples one arm; a loss claim resamples the losses
+    assert rb.bootstrap_margin(rb.Claim("x", "lookback", "accuracy 1x", "t5", 0.5), sure) == pytest.approx((0.3, 0.3))
+    losses = {"lookback": {"t5": {"scores": {"1x": [_score([1, 1], losses=[0.1, 0.3])]}},
+                           "rope": {"scores": {"1x": [_score([1, 1], losses=[0.2, 0.2])]}}}}
+    low, high = rb.bootstrap_margin(rb.Claim("x", "lookback", "test loss", "t5", "rope", False), losses, n_seeds=1)
+    assert low == pytest.approx(-0.1) and high == pytest.approx(0.1)
+
+
+def test_bootstrap_refusals_and_what_it_cannot_resample():
+    runs = {"lookback": {"t5": _arm([0.8]), "rope": _arm([0.7])}}
+    steps = rb.Claim("x", "lookback", "steps to 0.1", "t5", "rope", False)
+    assert all(math.isnan(x) for x in rb.bootstrap_margin(steps, runs))
+    assert rb.interval_verdict(math.nan, math.nan) == "n/a"
+    assert rb.interval_verdict(-0.3, -0.1) == "FAILS" and rb.interval_verdict(0.1, 0.2) == "holds"
+    claim = rb.Claim("x", "lookback", "accuracy 1x", "t5", "rope")
+    for bad, match in ((dict(level=1.0), "level"), (dict(n_resamples=0), "n_resamples")):
+        with pytest.raises(ValueError, match=match):
+            rb.bootstrap_margin(claim, runs, **bad)
+    with pytest.raises(ValueError, match="Claim"):
+        rb.bootstrap_margin("x", runs)
+    per_seed_only = {"lookback": {"t5": {"scores": {"1x": [{"right": 1}]}}, "rope": _arm([0.7])}}
+    with pytest.raises(ValueError, match="per seed only"):
+        rb.bootstrap_margin(claim, per_seed_only)
+
+
+def test_claims_name_what_exists():
+    with pytest.raises(ValueError, match="task"):
+        rb.Claim("x", "copy", "accuracy 1x", "t5", "rope")
+    with pytest.raises(ValueError, match="arm"):
+        rb.Claim("x", "reverse", "accuracy 1x", "alibi", "rope")
+    with pytest.raises(ValueError, match="than"):
+        rb.Claim("x", "lookback", "accuracy 1x", "t5", "alibi")
+    for bad in (True, math.nan, None):
+        with pytest.raises(ValueError, match="than must be"):
+            rb.Claim("x", "lookback", "accuracy 1x", "t5", bad)
+    for claim in rb.CHAPTER_14_CLAIMS + rb.CHAPTER_15_CLAIMS:
+        assert len(claim.text) <= 72  # one line of a chapter's output on a desktop page
+
+
+def test_best_in_grid_says_whether_the_best_lies_inside():
+    def grid(best):
+        return {f"{lr:g} {n}": {"validation": 0.0 if (lr, n) == best else 1.0}
+                for lr in (0.003, 0.01, 0.03) for n in (500, 1000, 2000)}
+
+    assert rb.best_in_grid(grid((0.01, 1000))) == ("0.01 1000", True, True)
+    assert rb.best_in_grid(grid((0.03, 2000))) == ("0.03 2000", False, False)
+    with pytest.raises(ValueError, match="non-empty"):
+        rb.best_in_grid({})
+
+
+def test_the_stored_sweep_flags_what_the_review_found():
+    # issue 28's errors, read from the stored runs: T5 ahead of RoPE at 4x only with 4 heads of width 8; T5 far
+    # below RoPE at the two ends of reverse; the learned table's test loss below the sinusoids' on lookback
+    stored = rb.load_results(SWEEP)
+    table = rb.verdicts(rb.CHAPTER_15_CLAIMS + rb.CHAPTER_14_CLAIMS, stored)
+    assert table["T5 is ahead of RoPE at 4x"]["heads 1x32"] == "FAILS"
+    assert table["T5 is ahead of RoPE at 4x"]["chapter"] == "holds"
+    assert table["reverse: RoPE gets the two end positions right more often than T5"]["chapter"] == "holds"
+    assert table["lookback: learned ends at a lower test loss than sinusoidal"]["seeds 0-5"] == "holds"
+
