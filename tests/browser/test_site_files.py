@@ -471,13 +471,29 @@ def test_citations_open_their_own_list_or_the_bibliography(book_html):
 
 
 def test_display_formulas_stack_where_they_can_break():
+    from docutils import nodes
+
     narrow = book_math.narrow_tex
     assert narrow(r"a = \sin(x), \qquad b = \cos(x).") == r"\begin{gathered}a = \sin(x),\\{}b = \cos(x).\end{gathered}"
     assert narrow(r"z = x + y = e^{i\phi}") == r"\begin{gathered}z = x + y\\{}= e^{i\phi}\end{gathered}"
-    # nothing at the top level: braces, \left...\right and environments hide their = and \quad
-    assert narrow(r"f\left(a = b \quad c\right) = \frac{x = 1}{2}") is None
-    assert narrow(r"\begin{pmatrix} a = 1 \\ b = 2 \end{pmatrix} = M") is None
+    # braces, \left...\right and environments hide their = and \quad: only the one top-level relation breaks
+    assert narrow(r"f\left(a = b \quad c\right) = \frac{x = 1}{2}") == (
+        r"\begin{gathered}f\left(a = b \quad c\right)\\{}= \frac{x = 1}{2}\end{gathered}")
+    assert narrow(r"\begin{pmatrix} a = 1 \\ b = 2 \end{pmatrix} = M") == (
+        r"\begin{gathered}\begin{pmatrix} a = 1 \\ b = 2 \end{pmatrix}\\{}= M\end{gathered}")
     assert narrow(r"\begin{aligned}a &= b\\ &= c\end{aligned}") is None
+    assert narrow(r"x^{a + b}") is None and narrow(r"- x") is None  # no place to break
+    # a sum breaks before its top-level terms (issue 30, item 5: chapter 12's sympy result), not inside
+    # \left( \right) nor inside the bars of |x - y|; a formula without one breaks before its relation
+    assert narrow(r"s = q_0 \left(a - b\right) + q_1 \left(- c\right) - |x - y|") == (
+        r"\begin{gathered}s = q_0 \left(a - b\right)\\{}+ q_1 \left(- c\right)\\{}- |x - y|\end{gathered}")
+    assert narrow(r"|a + b| \le \max_k |g_{k+1} - g_k|.") == (
+        r"\begin{gathered}|a + b|\\{}\le \max_k |g_{k+1} - g_k|.\end{gathered}")
+    # a matrix's rows are no lines of the formula: chapter 12's rotation matrix still breaks at its \qquad
+    matrix = r"R = \begin{pmatrix} c & -s \\ s & c \end{pmatrix}, \qquad \omega_k = 10^{-2k}"
+    assert book_math.display_tex(nodes.math_block(matrix, matrix)) == matrix
+    assert narrow(matrix) == (
+        r"\begin{gathered}R = \begin{pmatrix} c & -s \\ s & c \end{pmatrix},\\{}\omega_k = 10^{-2k}\end{gathered}")
 
 
 def test_punctuation_after_a_formula_stays_with_it():
@@ -508,3 +524,4 @@ def test_a_pasted_figure_is_the_chapters_image_with_its_alt_text_size_and_captio
     caption = figure.find("figcaption")
     assert caption is not None and meta["alt"] in caption.get_text(" ", strip=True)
     assert caption.find("a", href=re.compile(r"03_the_formula\.html$"))
+
