@@ -186,6 +186,11 @@ def test_terms_and_references_become_links_to_their_files():
                     "(../book/glossary.md#term:self-attention)")
     assert named.startswith("[{abbr}`Position interpolation (")
     assert named.endswith(")`](../book/glossary.md#term=Position%20interpolation%20%3Cposition%20interpolation%3E)")
+    # a plural: the link covers the whole word, and saving writes the role and its ending back (issue 30)
+    (plural,) = lab_markup.to_lab(["the {term}`wavelength`s, and"])
+    assert plural.startswith("the [{abbr}`wavelengths (")
+    assert plural.endswith(")`](../book/glossary.md#term:wavelength%60s), and")
+    assert lab_markup.from_lab(plural) == "the {term}`wavelength`s, and"
     (pair,) = lab_markup.to_lab(["{term}`pair index`"])  # its definition has parentheses and math
     assert "[the paper's i]" in pair and "$" not in pair
     assert ref == ('[common misconceptions](../book/errata.md#errata-rope-values '

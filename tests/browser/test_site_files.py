@@ -525,3 +525,19 @@ def test_a_pasted_figure_is_the_chapters_image_with_its_alt_text_size_and_captio
     assert caption is not None and meta["alt"] in caption.get_text(" ", strip=True)
     assert caption.find("a", href=re.compile(r"03_the_formula\.html$"))
 
+
+def test_a_glossary_link_covers_the_whole_word(book_html):
+    """``{term}`wavelength`s`` links "wavelengths", not "wavelength" and a bare "s" after the link (issue 30,
+    item 8; book_site.term_links_cover_the_word). Seen failing on the site built without it."""
+    glued, terms, plurals = [], 0, []
+    for docname in PAGES:
+        for span in soup(book_html, docname).select("main a span.std-term"):
+            terms += 1
+            after = span.parent.next_sibling
+            if isinstance(after, str) and re.match(r"[^\W\d_]", after):
+                glued.append(f"{docname}: {span.get_text()!r} then {after[:12]!r}")
+            if span.get_text() == "wavelengths":
+                plurals.append(docname)
+    assert terms >= 50, f"only {terms} glossary links found"
+    assert not glued, "\n".join(glued)
+    assert "notebooks/04_visualizing" in plurals, plurals
