@@ -39,6 +39,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections import Counter
 from functools import cache
 from pathlib import Path
 from urllib.parse import quote, unquote
@@ -108,6 +109,14 @@ def bibliography(path: Path = BIB) -> dict[str, dict[str, str]]:
         parts = [p for p in parts if p]
         text = " ".join([p if p[-1] in ".?!" else p + "." for p in parts[:-1]] + parts[-1:]) + f" ({year})."
         works[key] = {"label": f"{who}, {year}", "entry": text}
+    # two works of one label: "a", "b" in the .bib's order, as the website labels them (_ext/book_cite.py)
+    shared = Counter(w["label"] for w in works.values())
+    seen: Counter = Counter()
+    for work in works.values():
+        if shared[work["label"]] > 1:
+            label = work["label"]
+            work["label"] = f"{label}{'abcdefghijklmnopqrstuvwxyz'[seen[label]]}"
+            seen[label] += 1
     return works
 
 

@@ -541,3 +541,30 @@ def test_a_glossary_link_covers_the_whole_word(book_html):
     assert terms >= 50, f"only {terms} glossary links found"
     assert not glued, "\n".join(glued)
     assert "notebooks/04_visualizing" in plurals, plurals
+
+
+def test_a_citation_reads_as_the_label_of_the_entry_it_opens(book_html):
+    """The text cited "[Su et al., 2021]" and the list was keyed "[SLP+21]" (issue 30, item 4; seen failing on
+    the site built with pybtex's alpha labels). Every citation's text is the label of the entry it links to,
+    on its own page or the bibliography page; two works of one author-year label are told apart ("a", "b")."""
+    pages = {d: soup(book_html, d) for d in PAGES}
+    files = {f"{d.rsplit('/', 1)[-1]}.html": d for d in PAGES}
+
+    def label(docname: str, anchor: str) -> str | None:
+        entry = pages[docname].find(id=anchor)
+        span = entry.find("span", class_="label") if entry else None
+        return span.get_text().strip("[]") if span else None
+
+    wrong, count, labels = [], 0, set()
+    for docname, doc in pages.items():
+        for a in doc.select("main a.reference.internal[href*='#cite-']"):
+            page, _, anchor = a["href"].partition("#")
+            target = docname if page == "" else files.get(page.rsplit("/", 1)[-1])
+            entry_label = label(target, anchor) if target else None
+            count += 1
+            labels.add(a.get_text())
+            if a.get_text() != entry_label:
+                wrong.append(f"{docname}: {a.get_text()!r} opens the entry labelled {entry_label!r}")
+    assert count >= 50 and "Su et al., 2021" in labels, (count, sorted(labels)[:5])
+    assert not wrong, "\n".join(wrong[:10])
+    assert {"Chi et al., 2023a", "Chi et al., 2023b"} <= labels

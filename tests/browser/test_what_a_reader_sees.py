@@ -444,3 +444,29 @@ def test_checks_see_cut_numbers_a_pale_caption_and_a_dimmed_figure(browser, site
     assert any("a display formula is" in p and "score" in p for p in rope), rope  # the sympy result
     assert any("a caption is hard to read: 14.4 px" in p for p in rope), rope
     assert any("dark mode: the figure" in p and "(209, 209, 209)" in p for p in learned), learned
+
+
+TARGET_JS = """(id) => {
+  const entry = document.getElementById(id);
+  const colour = (e) => getComputedStyle(e).backgroundColor;
+  return {entry: colour(entry), page: colour(document.body), outline: getComputedStyle(entry).outlineStyle};
+}"""
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_the_opened_reference_stands_out(browser, site, dark):
+    """A click on a citation opens its entry in the list; the entry is highlighted (issue 30, item 4: nothing
+    showed which of the entries was meant). Seen failing without book_site.css's :target rule."""
+    context = new_context(browser, dark=dark, viewport={"width": 1366, "height": 900})
+    visit = start_page(browser, site, "notebooks/12_rope.html", context=context)
+    try:
+        finish_page(visit)
+        visit.page.locator("main a[href='#cite-su2021roformer']").first.click()
+        visit.page.wait_for_function("() => location.hash === '#cite-su2021roformer'")
+        found = visit.page.evaluate(TARGET_JS, "cite-su2021roformer")
+        other = visit.page.evaluate(TARGET_JS, "cite-barbero2024rope")
+    finally:
+        visit.close()
+        context.close()
+    assert found["entry"] != found["page"] and found["outline"] == "solid", found
+    assert other["entry"] in (other["page"], "rgba(0, 0, 0, 0)"), other  # only the opened one
