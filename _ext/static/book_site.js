@@ -16,11 +16,23 @@
 //    at-end say where the content stands) and a tab stop, so that the keyboard can scroll it. A display
 //    formula that book_math.py also stacked shows the stacked form wherever the one line is wider than
 //    its box (class book-stacked on the div.math), on any screen.
+// 5. Search words are highlighted on a page opened from the search results only. Sphinx's search page
+//    stores the words (localStorage "sphinx_highlight_terms") for the next page, whichever it is, and
+//    a chapter opened from the sidebar after a search came highlighted (issue 30, item 7). The words are
+//    dropped here (before sphinx_highlight.js reads them, at DOMContentLoaded) unless the page was
+//    opened from a result link (book_search.js marks that click in sessionStorage).
 // 4. Printed lines wrap (book_site.css): each line of a cell's printed output becomes a span of its
 //    own, so that a wrapped line's continuation is indented under its start (issue 30, item 1).
 (() => {
   "use strict";
   document.documentElement.classList.add("book-js"); // book_site.css: the script chooses a formula's form
+
+  try {
+    if (sessionStorage.getItem("book-search-result") !== location.pathname) {
+      localStorage.removeItem("sphinx_highlight_terms");
+    }
+    sessionStorage.removeItem("book-search-result");
+  } catch (error) { /* storage refused (private mode): Sphinx keeps its own behaviour */ }
 
   const forwardToggles = (selector) => {
     const [first, ...others] = document.querySelectorAll(selector);

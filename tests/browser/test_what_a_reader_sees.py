@@ -137,7 +137,11 @@ WIDE_JS = """(phone) => {
                     + JSON.stringify(tex));
     }
   }
-  return out.slice(0, 5).concat(formulas.slice(0, 5));
+  // an identifier of a table cell broken over two lines ("sinusoida" / "l")
+  const broken = Array.from(document.querySelectorAll('main table code.literal span.pre'))
+    .filter(word => shown(word) && word.getClientRects().length > 1)
+    .map(word => `an identifier in a table breaks: ${word.textContent}`);
+  return out.slice(0, 5).concat(formulas.slice(0, 5), broken.slice(0, 5));
 }"""
 # a caption's colour against the page's: WCAG's contrast ratio of the two relative luminances
 CAPTION_JS = """() => {
@@ -413,6 +417,8 @@ PLANTED_ISSUE_30 = """
   .bd-article .cell_output div.highlight pre { white-space: pre !important; }
   .bd-article div.math.book-stacked > .book-formula-wide { display: block !important; }
   .bd-article div.math.book-stacked > .book-formula-narrow { display: none !important; }
+  .bd-article table code.literal { overflow-wrap: anywhere !important; }
+  .bd-article table code.literal span.pre { white-space: pre-wrap !important; }
   .bd-article figure.book-figure figcaption { font-size: 0.9rem !important; color: #646464 !important; }
   html[data-theme="dark"] .bd-article div.cell_output img, html[data-theme="dark"] .bd-article figure img,
   html[data-theme="dark"] .pe-explorer canvas { filter: brightness(0.82) !important; }
@@ -426,7 +432,8 @@ def test_checks_see_cut_numbers_a_pale_caption_and_a_dimmed_figure(browser, site
     context = new_context(browser, viewport={"width": width, "height": 900})
     found = {}
     try:
-        for docname, dark in [("notebooks/12_rope", False), ("notebooks/16_what_was_learned", True)]:
+        for docname, dark in [("notebooks/12_rope", False), ("notebooks/16_what_was_learned", True),
+                              ("notebooks/11_in_the_wild", False)]:
             visit = start_page(browser, site, f"{docname}.html", context=context)
             try:
                 finish_page(visit)
@@ -439,7 +446,8 @@ def test_checks_see_cut_numbers_a_pale_caption_and_a_dimmed_figure(browser, site
                 visit.close()
     finally:
         context.close()
-    rope, learned = found["notebooks/12_rope"], found["notebooks/16_what_was_learned"]
+    rope, learned, wild = (found[f"notebooks/{n}"] for n in ("12_rope", "16_what_was_learned", "11_in_the_wild"))
+    assert any("an identifier in a table breaks: sinusoidal(" in p for p in wild), wild  # chapter 11's table
     assert any("a printed output is" in p for p in rope + learned), found
     assert any("a display formula is" in p and "score" in p for p in rope), rope  # the sympy result
     assert any("a caption is hard to read: 14.4 px" in p for p in rope), rope
@@ -470,3 +478,34 @@ def test_the_opened_reference_stands_out(browser, site, dark):
         context.close()
     assert found["entry"] != found["page"] and found["outline"] == "solid", found
     assert other["entry"] in (other["page"], "rgba(0, 0, 0, 0)"), other  # only the opened one
+
+
+HIGHLIGHTED_JS = "() => document.querySelectorAll('main span.highlighted').length"
+
+
+def test_search_words_light_up_only_the_page_opened_from_a_result(browser, site):
+    """After a search, the page opened from a result shows the words highlighted, and a page opened any
+    other way (the sidebar, an address) does not: they followed the reader to every next page (issue 30,
+    item 7; seen failing without book_site.js's clearing)."""
+    context = new_context(browser, viewport={"width": 1366, "height": 900})
+    visit = start_page(browser, site, "search.html?q=wavelength", context=context)
+    page = visit.page
+    try:
+        finish_page(visit)
+        result = "#search-results a[href*='04_visualizing']"
+        page.wait_for_selector(result, timeout=20000)
+        page.locator(result).first.click()
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(300)
+        from_result = page.evaluate(HIGHLIGHTED_JS)
+        page.goto(f"{site}search.html?q=wavelength")
+        page.wait_for_selector(result, timeout=20000)
+        page.locator("nav.bd-links a[href*='03_the_formula']").first.click()  # the sidebar
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(300)
+        elsewhere = page.evaluate(HIGHLIGHTED_JS)
+    finally:
+        visit.close()
+        context.close()
+    assert from_result > 0, "the page opened from a result shows no highlighted word"
+    assert elsewhere == 0, f"a page opened from the sidebar after a search shows {elsewhere} highlighted words"
