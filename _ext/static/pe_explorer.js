@@ -317,14 +317,25 @@
     const wrap = document.createElement("label");
     wrap.className = "pe-explorer__control";
     const text = document.createElement("span");
-    text.textContent = label;
+    // "d_model" is written as in the text, d with "model" below (the name as Python spells it is the input's name)
+    const sub = /^(\w)_(\w+)$/.exec(label);
+    if (sub) {
+      const small = document.createElement("sub");
+      small.textContent = sub[2];
+      text.append(sub[1], small);
+    } else {
+      text.textContent = label;
+    }
     const input = document.createElement("input");
     Object.assign(input, { type: "range", min, max, step, value, name });
     input.id = `${explorer.id}-${name}`;
+    input.setAttribute("aria-label", label.replace("_", " "));
     const shown = document.createElement("output");
     shown.htmlFor = input.id;
     wrap.append(text, input, shown);
-    const read = () => (log ? 10 ** Number(input.value) : Number(input.value));
+    // a log slider's value snaps to 3 significant digits (10^1.1 = 12.5893 read "12.6": issue 30, item 7);
+    // what is drawn is computed for the value shown
+    const read = () => (log ? Number((10 ** Number(input.value)).toPrecision(3)) : Number(input.value));
     const show = () => {
       shown.textContent = formatG(read());
       input.setAttribute("aria-valuetext", shown.textContent);
