@@ -17,6 +17,8 @@ A chapter ends a figure cell with ``pe_lib.show(fig, alt="...")``. That displays
   and JupyterLab ignores the key;
 * ``min_text_px`` in the output metadata (and in ``phone``): the smallest text the figure draws, in designed
   pixels (:func:`smallest_text_pt`), which the site's check of text sizes scales to the shown width;
+* ``legend_over_data`` in the output metadata: what a legend covers (:func:`legend_over_data`, from the
+  drawn artists), which ``tests/test_notebook_figures.py`` wants empty for every stored figure;
 * ``alt`` in the output metadata: ``tools/execute.py`` copies it into the cell's
   ``mystnb.image.alt``, which myst-nb writes into the page's ``<img alt=...>``;
 * ``text/plain``: :func:`figure_digest`, a rounded summary of every number the figure draws.
@@ -520,6 +522,40 @@ def smallest_text_pt(fig: Figure) -> float | None:
     return float(min(sizes)) if sizes else None
 
 
+def legend_over_data(fig: Figure) -> list[str]:
+    """What the legends of ``fig`` cover: one line per data artist drawn under a legend of its axes.
+
+    A line (or curve) whose path crosses the legend's box, a scatter point inside it, a bar that
+    overlaps it: all in display coordinates, as drawn (call it after the figure was drawn, as
+    :func:`shown` does after its PNG). Shading (``fill_between``) and images do not count: a legend may
+    stand on a heat map or a shaded range if it hides no curve. Returns e.g. ``["axes 0: the legend
+    covers line 'sequence length'"]``; ``[]`` when no legend covers data (issue 30, item 3).
+    """
+    from matplotlib.collections import PathCollection
+
+    found = []
+    for i, ax in enumerate(fig.axes):
+        legend = ax.get_legend()
+        if legend is None or not legend.get_visible():
+            continue
+        box = legend.get_window_extent()
+        for line in ax.get_lines():
+            path = line.get_transform().transform_path(line.get_path())
+            if line.get_visible() and len(path.vertices) and path.intersects_bbox(box, filled=False):
+                found.append(f"axes {i}: the legend covers line {line.get_label()!r}")
+        for points in ax.collections:
+            if isinstance(points, PathCollection) and points.get_visible() and len(points.get_offsets()):
+                xy = points.get_offset_transform().transform(points.get_offsets())
+                inside = (xy[:, 0] >= box.x0) & (xy[:, 0] <= box.x1) & (xy[:, 1] >= box.y0) & (xy[:, 1] <= box.y1)
+                if inside.any():
+                    found.append(f"axes {i}: the legend covers points {points.get_label()!r}")
+        bars = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_visible()
+                and p.get_window_extent().overlaps(box)]
+        if bars:
+            found.append(f"axes {i}: the legend covers {len(bars)} bars")
+    return found
+
+
 def _designed_px(points: float | None, dpi: float) -> float | None:
     """A font size in designed pixels (``points * dpi / 72``, 2 decimals): the site shows a figure's pixels
     scaled by its shown width over its designed width."""
@@ -558,7 +594,8 @@ def shown(fig: Figure, *, alt: str, phone=None) -> ShownFigure:
     png = base64.b64encode(_png(fig, RESOLUTION * fig.dpi)).decode("ascii")
     bundle = {"image/png": png, "text/plain": figure_digest(fig)}
     metadata = {"image/png": {"width": int(w), "height": int(h), "alt": " ".join(alt.split()),
-                              "min_text_px": _designed_px(smallest_text_pt(fig), fig.dpi)}}
+                              "min_text_px": _designed_px(smallest_text_pt(fig), fig.dpi),
+                              "legend_over_data": legend_over_data(fig)}}
     small = None
     if phone_renderings_on():
         small = phone_figure(fig, phone)
