@@ -251,6 +251,11 @@
     return [10 ** Math.floor(Math.log10(lo)), 10 ** Math.ceil(Math.log10(hi) + 1e-12)];
   };
 
+  // a log range with about a third more decades on top, empty, for the legend (pe_lib's explorer_figure
+  // leaves the top quarter of its axis empty): the last wavelengths and the sequence length's line stood
+  // under the legend (issue 30, item 3)
+  const roomForLegend = ([lo, hi]) => [lo, 10 ** Math.ceil(Math.log10(hi) + Math.log10(hi / lo) / 3 - 1e-9)];
+
   const PLOT_MARGIN = { left: 64, right: 16, top: 28, bottom: 44 };
   const plotBox = (width, height, right = PLOT_MARGIN.right) => ({
     left: PLOT_MARGIN.left,
@@ -367,7 +372,7 @@
         const lam = wavelengths(d, base);
         const k = Array.from(lam, (_, i) => i);
         const map = axes(ctx, box, {
-          x: [-0.5, Math.max(lam.length - 0.5, 0.5)], y: logRange(lam, [n]), ylog: true,
+          x: [-0.5, Math.max(lam.length - 0.5, 0.5)], y: roomForLegend(logRange(lam, [n])), ylog: true,
           xlabel: "pair index k", ylabel: "wavelength (tokens)",
           title: `${summary.full_turns} of ${summary.pairs} pairs turn fully within the sequence`,
         });

@@ -19,6 +19,7 @@ A chapter ends a figure cell with ``pe_lib.show(fig, alt="...")``. That displays
   pixels (:func:`smallest_text_pt`), which the site's check of text sizes scales to the shown width;
 * ``legend_over_data`` in the output metadata: what a legend covers (:func:`legend_over_data`, from the
   drawn artists), which ``tests/test_notebook_figures.py`` wants empty for every stored figure;
+* ``caption`` in the output metadata, when given: the finding the website's caption says (``_ext/book_figures.py``);
 * ``alt`` in the output metadata: ``tools/execute.py`` copies it into the cell's
   ``mystnb.image.alt``, which myst-nb writes into the page's ``<img alt=...>``;
 * ``text/plain``: :func:`figure_digest`, a rounded summary of every number the figure draws.
@@ -529,9 +530,11 @@ def legend_over_data(fig: Figure) -> list[str]:
     overlaps it: all in display coordinates, as drawn (call it after the figure was drawn, as
     :func:`shown` does after its PNG). Shading (``fill_between``) and images do not count: a legend may
     stand on a heat map or a shaded range if it hides no curve. Returns e.g. ``["axes 0: the legend
-    covers line 'sequence length'"]``; ``[]`` when no legend covers data (issue 30, item 3).
+    covers line 'sequence length'"]``; ``[]`` when no legend covers data (issue 30, item 3). A band of
+    ``axvspan`` is shading, not a bar.
     """
     from matplotlib.collections import PathCollection
+    from matplotlib.container import BarContainer
 
     found = []
     for i, ax in enumerate(fig.axes):
@@ -549,8 +552,8 @@ def legend_over_data(fig: Figure) -> list[str]:
                 inside = (xy[:, 0] >= box.x0) & (xy[:, 0] <= box.x1) & (xy[:, 1] >= box.y0) & (xy[:, 1] <= box.y1)
                 if inside.any():
                     found.append(f"axes {i}: the legend covers points {points.get_label()!r}")
-        bars = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_visible()
-                and p.get_window_extent().overlaps(box)]
+        bars = [bar for container in ax.containers if isinstance(container, BarContainer) for bar in container
+                if bar.get_visible() and bar.get_window_extent().overlaps(box)]  # not a band of axvspan
         if bars:
             found.append(f"axes {i}: the legend covers {len(bars)} bars")
     return found
@@ -576,15 +579,19 @@ class ShownFigure:
         return dict(self.bundle), {k: dict(v) for k, v in self.metadata.items()}
 
 
-def shown(fig: Figure, *, alt: str, phone=None) -> ShownFigure:
+def shown(fig: Figure, *, alt: str, caption: str | None = None, phone=None) -> ShownFigure:
     """What :func:`show` displays, as an object: pass it to ``myst_nb.glue`` to reuse a figure on a page.
 
-    Checks ``fig``, ``alt`` and ``phone`` as :func:`show` does. Returns a :class:`ShownFigure`.
+    Checks ``fig``, ``alt``, ``caption`` and ``phone`` as :func:`show` does. Returns a :class:`ShownFigure`.
     """
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
     if not isinstance(alt, str) or len(alt.split()) < 4 or alt.strip().lower().endswith((".png", ".svg", ".jpg")):
         raise ValueError(f"alt must describe the figure in words (at least 4 words, not a file name), got {alt!r}")
+    if caption is not None and (not isinstance(caption, str) or len(caption.split()) < 4
+                                or " ".join(caption.split()) == " ".join(alt.split())):
+        raise ValueError(f"caption must say what the figure shows in words (at least 4 words, not the alt text), "
+                         f"got {caption!r}")
     w, h = (fig.get_size_inches() * fig.dpi).round().astype(int)
     if w > MAX_WIDTH_PX:
         raise ValueError(
@@ -596,6 +603,8 @@ def shown(fig: Figure, *, alt: str, phone=None) -> ShownFigure:
     metadata = {"image/png": {"width": int(w), "height": int(h), "alt": " ".join(alt.split()),
                               "min_text_px": _designed_px(smallest_text_pt(fig), fig.dpi),
                               "legend_over_data": legend_over_data(fig)}}
+    if caption is not None:
+        metadata["image/png"]["caption"] = " ".join(caption.split())
     small = None
     if phone_renderings_on():
         small = phone_figure(fig, phone)
@@ -612,11 +621,13 @@ def shown(fig: Figure, *, alt: str, phone=None) -> ShownFigure:
     return ShownFigure(bundle, metadata)
 
 
-def show(fig: Figure, *, alt: str, phone=None) -> None:
+def show(fig: Figure, *, alt: str, caption: str | None = None, phone=None) -> None:
     """Display ``fig`` in a notebook as a 2x PNG with ``alt`` text and its :func:`figure_digest`.
 
     ``alt``: what the figure shows, in a sentence or two, for readers who cannot see it (not a
-    file name). The figure must fit the text column: at most ``MAX_WIDTH_PX`` (760) pixels wide at
+    file name). ``caption``: the finding, for the website's caption under the figure (what a reader
+    should take from it; the caption is the alt text where none is given); at least 4 words, not the
+    alt text again. The figure must fit the text column: at most ``MAX_WIDTH_PX`` (760) pixels wide at
     its dpi. ``phone``: how the phone rendering is laid out where the default does not look right
     (see :func:`phone_figure`: ``"stack"``, ``"keep"``, a number of columns, or ``(width, height)``
     in inches); the rendering itself is made only when ``PHONE_ENV`` is ``"1"`` (``tools/execute.py``).
@@ -624,7 +635,7 @@ def show(fig: Figure, *, alt: str, phone=None) -> None:
     """
     from IPython.display import display  # only notebooks call this
 
-    figure = shown(fig, alt=alt, phone=phone)
+    figure = shown(fig, alt=alt, caption=caption, phone=phone)
     display(figure.bundle, raw=True, metadata=figure.metadata)
     if fig.canvas.manager is not None:  # made by pyplot: close it, or the inline backend shows it again
         import matplotlib.pyplot as plt

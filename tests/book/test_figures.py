@@ -255,6 +255,7 @@ def _legend_panel(where: str, *, hidden=False, shade=False):
     ax.bar([2, 8], [0.3, 0.45], width=0.5, label="bars")
     if shade:
         ax.fill_between(x, 0, 1, alpha=0.2)  # under everything, the legend too
+        ax.axvspan(0, 10, color="C3", alpha=0.1)  # a band (a Rectangle, but no bar)
     ax.set_ylim(0, 1)
     legend = ax.legend(loc=where)
     legend.set_visible(not hidden)
@@ -282,3 +283,17 @@ def test_a_legend_over_the_data_is_found_from_the_drawn_artists():
 def test_shown_notes_what_a_legend_covers():
     meta = pe_lib.shown(_legend_panel("lower right"), alt="A legend over a rising line and bars.").metadata
     assert "axes 0: the legend covers line 'rising'" in meta["image/png"]["legend_over_data"]
+
+
+def test_a_caption_says_the_finding_beside_the_alt_text():
+    fig = _figure([0.0, 1.0])
+    alt = "A line, a small image, two bars and two dots."
+    meta = pe_lib.shown(fig, alt=alt, caption="  The line rises;\n the bars grow. ").metadata["image/png"]
+    assert meta["caption"] == "The line rises; the bars grow." and meta["alt"] == alt
+    assert "caption" not in pe_lib.shown(fig, alt=alt).metadata["image/png"]
+    for wrong in ("Rises.", f"  {alt} ", 42):  # too short, the alt text again, not a str
+        with pytest.raises(ValueError, match="caption must say what the figure shows"):
+            pe_lib.shown(fig, alt=alt, caption=wrong)
+    with mock.patch("IPython.display.display") as display:
+        pe_lib.show(fig, alt=alt, caption="The line rises and the bars grow.")
+    assert display.call_args.kwargs["metadata"]["image/png"]["caption"] == "The line rises and the bars grow."
