@@ -432,7 +432,8 @@
         ctx.stroke();
         hline(ctx, box, map, summary.neighbour_distance, COLORS.green, [2, 3]);
         hline(ctx, box, map, Math.sqrt(d), COLORS.gray, [5, 4]);
-        legend(ctx, { left: box.left + box.width - 170, top: box.top + box.height - 40 }, [
+        // centre right, as pe_lib's figure: at the bottom the neighbour distance's line crossed it (issue 30)
+        legend(ctx, { left: box.left + box.width - 170, top: box.top + box.height / 2 - 20 }, [
           [COLORS.green, "neighbour distance", [2, 3]],
           [COLORS.gray, "sqrt(d_model)", [5, 4]],
         ]);
