@@ -18,8 +18,8 @@ icon rules, every icon button was still in the page, focusable and labelled, and
 * **numbers off the edge** (issue 30, items 1 and 5): no printed line of a cell's output and no display
   formula is wider than its box (a reader must not have to scroll sideways to see a result); on a phone
   a formula that neither breaks nor fits at 70% of its size may scroll, if it shows the fade that says so;
-* **a pale caption**: a figure's caption is set at 15 CSS px or more, in a colour with a contrast of at
-  least 7:1 on the page (issue 30, item 6: 14.4 px pale grey);
+* **a pale caption**: a figure's caption is set at 15 CSS px or more, at weight 400 or more, in a colour
+  with a contrast of at least 7:1 on the page (issue 30, item 6: 14.4 px pale grey at weight 300);
 * **a dimmed figure in dark mode**: the first figure (or explorer canvas) of a page shows its white
   paper as white, not grey (issue 30, item 2: a brightness filter turned the white zero of a diverging
   colour map grey and hid grey annotations).
@@ -156,11 +156,13 @@ CAPTION_JS = """() => {
   let box = cap;
   while (box.parentElement && !opaque(box)) box = box.parentElement;
   const [a, b] = [lum(getComputedStyle(cap).color), lum(getComputedStyle(box).backgroundColor)];
-  return {px: parseFloat(getComputedStyle(cap).fontSize), contrast: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05),
+  return {px: parseFloat(getComputedStyle(cap).fontSize), weight: Number(getComputedStyle(cap).fontWeight),
+          contrast: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05),
           text: cap.textContent.trim().slice(0, 30)};
 }"""
 MIN_CAPTION_PX = 15
 MIN_CAPTION_CONTRAST = 7.0
+MIN_CAPTION_WEIGHT = 400  # the theme's 300 draws thin strokes at 15 px
 # the first figure (or explorer canvas) of the page, brought on screen: its box in the window
 FIRST_FIGURE_JS = """() => {
   const all = document.querySelectorAll(
@@ -265,10 +267,11 @@ def what_is_wrong(page, width: int, first_screen: bytes | None = None) -> list[s
     problems += [f"text smaller than {MIN_TEXT_PX} px: {t}" for t in found["tiny"][:5]]
     problems += page.evaluate(WIDE_JS, width < 600)
     caption = page.evaluate(CAPTION_JS)
-    if caption and (caption["px"] < MIN_CAPTION_PX - 0.01 or caption["contrast"] < MIN_CAPTION_CONTRAST):
+    if caption and (caption["px"] < MIN_CAPTION_PX - 0.01 or caption["contrast"] < MIN_CAPTION_CONTRAST
+                    or caption["weight"] < MIN_CAPTION_WEIGHT):
         problems.append(f"a caption is hard to read: {caption['px']:.1f} px at a contrast of "
-                        f"{caption['contrast']:.1f}:1 ({caption['text']!r}); "
-                        f"wanted {MIN_CAPTION_PX} px and {MIN_CAPTION_CONTRAST}:1")
+                        f"{caption['contrast']:.1f}:1, weight {caption['weight']:g} ({caption['text']!r}); "
+                        f"wanted {MIN_CAPTION_PX} px, {MIN_CAPTION_CONTRAST}:1, weight {MIN_CAPTION_WEIGHT}")
     if page.evaluate("() => document.documentElement.dataset.theme") == "dark":
         box, paper = paper_colour(page)
         if box and min(paper) < PAPER_MIN:
@@ -419,7 +422,8 @@ PLANTED_ISSUE_30 = """
   .bd-article div.math.book-stacked > .book-formula-narrow { display: none !important; }
   .bd-article table code.literal { overflow-wrap: anywhere !important; }
   .bd-article table code.literal span.pre { white-space: pre-wrap !important; }
-  .bd-article figure.book-figure figcaption { font-size: 0.9rem !important; color: #646464 !important; }
+  .bd-article figure.book-figure figcaption { font-size: 0.9rem !important; color: #646464 !important;
+                                              font-weight: 300 !important; }
   html[data-theme="dark"] .bd-article div.cell_output img, html[data-theme="dark"] .bd-article figure img,
   html[data-theme="dark"] .pe-explorer canvas { filter: brightness(0.82) !important; }
 """
