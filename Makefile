@@ -77,9 +77,12 @@ serve:
 
 # From the repository root, so that the chapters' links to ../book/*.md open in Lab too. The config shows
 # citations, glossary terms and references resolved (tools/lab_markup.py; jupyterlab-myst reads no .bib).
+# As root (a container, a CI-like machine) Jupyter refuses to start without --allow-root: it is passed
+# there (issue 30, item 8). LAB_ARGS: more options (tests/browser/test_lab.py starts Lab this way).
+LAB_ARGS ?=
 lab: lab-venv
 	$(BIN)/jupyter lab --config=tools/jupyter_lab_config.py --ServerApp.root_dir=$(CURDIR) \
-	  notebooks/01_why_positional_encoding.ipynb
+	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS) notebooks/01_why_positional_encoding.ipynb
 
 # ---- the checks -----------------------------------------------------------------------------------
 test: venv lab-venv

@@ -1,5 +1,9 @@
 """Every figure of a chapter gets a visible, numbered caption: "Figure 4.2. Heat map of ...".
 
+The caption is the finding the chapter gave ``pe_lib.show(fig, alt=..., caption=...)`` (stored in the
+output's metadata), or else the figure's description, its alt text (issue 30, item 6: captions repeated
+the alt text word for word; a reader wants what the figure shows, a screen reader what it looks like).
+
 A chapter's figures are cell outputs drawn by ``pe_lib.show(fig, alt=...)``; ``tools/execute.py``
 copies the description into the cell's ``mystnb.image.alt`` and myst-nb writes it into ``<img alt>``
 only, where a sighted reader never sees it (issue 19, item 7). After references are resolved
@@ -66,6 +70,21 @@ def _phone_renderings(env, docname: str) -> dict[str, dict]:
     return found
 
 
+def _captions(env, docname: str) -> dict[str, str]:
+    """The captions ``pe_lib.show(..., caption=...)`` gave a chapter's figures: {SHA-256 of the PNG: caption}."""
+    path = Path(env.doc2path(docname))
+    if path.suffix != ".ipynb":
+        return {}
+    found = {}
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        for output in cell.get("outputs", []):
+            caption = output.get("metadata", {}).get("image/png", {}).get("caption")
+            if caption and "image/png" in output.get("data", {}):
+                png = "".join(output["data"]["image/png"])
+                found[hashlib.sha256(base64.b64decode(png)).hexdigest()] = caption
+    return found
+
+
 def add_phone_rendering(app, image, phone: dict) -> None:
     """Write ``phone``'s PNG into the site's images and note it on the image node for the HTML writer."""
     data = base64.b64decode("".join(phone["png"]))
@@ -129,6 +148,7 @@ def caption_figures(app, doctree, docname: str) -> None:
     """Wrap every described image of a cell output in a numbered figure with a visible caption."""
     chapter = chapter_number(app.env, docname)
     phones = _phone_renderings(app.env, docname) if app.builder.format == "html" else {}
+    captions = _captions(app.env, docname)
     used = set()
     count = 0
     for image in list(doctree.findall(nodes.image)):
@@ -155,11 +175,13 @@ def caption_figures(app, doctree, docname: str) -> None:
         figure = nodes.figure(classes=["book-figure"], ids=[f"figure-{number.replace('.', '-')}"])
         target.replace_self(figure)
         figure += target
+        # what the figure shows, said as a finding (pe_lib.show's caption=), or else its description (alt)
+        text = captions.get(Path(image["uri"]).stem, alt)
         figure += nodes.caption(
             "", "",
             nodes.inline(text=f"Figure {number}. ", classes=["caption-number"]),
-            nodes.Text(alt),
-            *phone_note(alt, phone),
+            nodes.Text(text),
+            *phone_note(text, phone),
         )
     if set(phones) - used:
         raise ExtensionError(f"{docname}: {len(set(phones) - used)} phone rendering(s) of the notebook match no "

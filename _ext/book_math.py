@@ -109,28 +109,75 @@ def display_tex(node: nodes.math_block) -> str:
     parts = [part for part in text.split("\n\n") if part.strip()]
     if len(parts) > 1:
         return r"\begin{aligned}" + r"\\".join(parts) + r"\end{aligned}"
-    if r"\\" in text:
+    if _top_level_breaks(text):  # a matrix's \\ is no line of the formula
         return r"\begin{aligned}" + text + r"\end{aligned}"
     return text
 
 
-# Where a display formula may break on a phone: between the equations that \qquad or \quad separates
-# at the top level, and before every "=" after the first of a chain a = b = c.
-_TOKEN = re.compile(r"\\begin\{[^}]*\}|\\end\{[^}]*\}|\\left\b|\\right\b|\\q?quad\b|\\[A-Za-z]+|\\.|[{}=]|[^\\{}=]+")
+# Where a display formula may break on a narrow screen: between the equations that \qquad or \quad
+# separates at the top level, and before every "=" after the first of a chain a = b = c. A formula with
+# neither breaks before each top-level "+" or "-" of the right-hand side of its relation (a sum of
+# terms: chapter 12's sympy result), or else before its one relation (a <= b).
+_TOKEN = re.compile(
+    r"\\begin\{[^}]*\}|\\end\{[^}]*\}|\\left\b|\\right\b|\\q?quad\b|\\[A-Za-z]+|\\.|[{}=+\-<>|]|[^\\{}=+\-<>|]+"
+)
+RELATIONS = ("=", "<", ">", "\\le", "\\leq", "\\ge", "\\geq", "\\approx", "\\ne", "\\neq", "\\equiv")
+
+
+def _depths(tokens: list[str]) -> list[int]:
+    """The nesting depth (braces, \\left..\\right, environments, and the bars of an absolute value |x|) at
+    each token."""
+    out, depth, bar = [], 0, False
+    for token in tokens:
+        if token in ("{", "\\left") or token.startswith("\\begin{"):
+            depth += 1
+        elif token in ("}", "\\right") or token.startswith("\\end{"):
+            depth -= 1
+        elif token == "|" and depth == 0:  # an opening bar counts as inside, its closing one as outside
+            bar = not bar
+        out.append(depth + (bar or token == "|"))
+    return out
+
+
+def _break_sum_or_relation(tokens: list[str]) -> list[str]:
+    """The pieces of a formula without \\qquad or a chain: the right-hand side's top-level terms, each
+    under the last, or the two sides of its relation; one piece when it has none."""
+    depths = _depths(tokens)
+    top = [i for i, d in enumerate(depths) if d == 0]
+    relation = next((i for i in top if tokens[i].strip() in RELATIONS), None)
+    start = 0 if relation is None else relation + 1
+    cuts, seen = [], False  # a "+" or "-" is binary once a term stands before it on the right-hand side
+    for i in range(start, len(tokens)):
+        token = tokens[i].strip()
+        if depths[i] == 0 and token in ("+", "-") and seen:
+            cuts.append(i)
+        if token and token not in ("+", "-"):
+            seen = True
+    if not cuts and relation and "".join(tokens[:relation]).strip():
+        cuts = [relation]
+    pieces, last = [], 0
+    for cut in cuts + [len(tokens)]:
+        pieces.append("".join(tokens[last:cut]).strip())
+        last = cut
+    return [p for p in pieces if p]
+
+
+def _top_level_breaks(tex: str) -> bool:
+    """Whether a formula laid out in lines (\\\\) breaks its lines at the top level, not only inside an
+    environment such as a matrix."""
+    tokens = _TOKEN.findall(tex)
+    return any(t == "\\\\" and d == 0 for t, d in zip(tokens, _depths(tokens), strict=True))
 
 
 def narrow_tex(tex: str) -> str | None:
     """The formula stacked for a narrow screen (``gathered``: one piece a line), or None when it has no
     top-level place to break. ``a = b = c`` becomes ``a = b`` over ``= c``; ``x, \\qquad y`` becomes
-    ``x,`` over ``y``."""
+    ``x,`` over ``y``; ``s = a + b`` becomes ``s = a`` over ``+ b``; ``a \\le b`` becomes ``a`` over ``\\le b``."""
     if "\\begin{aligned}" in tex:  # already laid out in lines (display_tex)
         return None
-    lines, current, depth, equals = [], [], 0, 0
-    for token in _TOKEN.findall(tex):
-        if token in ("{", "\\left") or token.startswith("\\begin{"):
-            depth += 1
-        elif token in ("}", "\\right") or token.startswith("\\end{"):
-            depth -= 1
+    tokens = _TOKEN.findall(tex)
+    lines, current, equals = [], [], 0
+    for token, depth in zip(tokens, _depths(tokens), strict=True):
         if depth == 0 and token in ("\\qquad", "\\quad"):
             if "".join(current).strip():
                 lines.append("".join(current).strip())
@@ -144,6 +191,8 @@ def narrow_tex(tex: str) -> str | None:
         current.append(token)
     if "".join(current).strip():
         lines.append("".join(current).strip())
+    if len(lines) == 1:
+        lines = _break_sum_or_relation(tokens)
     # {} after each \\: a line that starts with "[" is not read as the \\[size] of the break
     return r"\begin{gathered}" + r"\\{}".join(lines) + r"\end{gathered}" if len(lines) > 1 else None
 

@@ -10,8 +10,10 @@
   and the theme's source maps are removed.
 * ``book_site.css`` and ``book_site.js`` (every page): a layout that fits a phone (formulas, code and
   tables scroll inside their own box, with a shadow at the edge that hides more), working sidebar
-  buttons, figures that fit the column and enlarge on click, figures on a dimmed light card in dark
-  mode.
+  buttons, figures that fit the column and enlarge on click, figures on their white card in dark
+  mode (undimmed), printed lines that wrap.
+* A glossary link covers the whole word: ``{term}`wavelength`s`` links "wavelengths", not "wavelength"
+  followed by a bare "s" (:func:`term_links_cover_the_word`).
 * ``pe_explorer.js`` on the pages that hold an explorer (``<div class="pe-explorer">``): the
   chapters' Jupyter explorers, computed in the browser.
 * The search page gets ``book_search.js`` (snippets come from the text, their formulas typeset with
@@ -237,6 +239,34 @@ def page_assets(app, pagename, templatename, context, doctree) -> None:
         app.builder.add_js_file("book_search.js", defer="defer")
 
 
+WORD_END = re.compile(r"^[^\W\d_]+")  # letters glued to a role's end: a plural's "s", "es"
+
+
+def term_links_cover_the_word(app, doctree, docname) -> None:
+    """A ``{term}`` link followed at once by letters (``{term}`wavelength`s``) takes them into its text.
+
+    The role's text is the glossary's term, so a plural was written with its ending outside the role,
+    and the link stopped before it (issue 30, item 8). Runs on the resolved doctree, where each term
+    is a ``reference`` around an ``inline`` of class ``std-term``.
+    """
+    for inline in list(doctree.findall(nodes.inline)):
+        if "std-term" not in inline.get("classes", []) or not isinstance(inline.parent, nodes.reference):
+            continue
+        link = inline.parent
+        parent = link.parent
+        index = parent.index(link)
+        following = parent[index + 1] if index + 1 < len(parent) else None
+        match = WORD_END.match(str(following)) if isinstance(following, nodes.Text) else None
+        if not match:
+            continue
+        inline += nodes.Text(match.group(0))
+        rest = str(following)[match.end():]
+        if rest:
+            parent[index + 1] = nodes.Text(rest)
+        else:
+            del parent[index + 1]
+
+
 def setup(app):
     app.setup_extension("book_math")
     app.setup_extension("book_slim")
@@ -249,4 +279,5 @@ def setup(app):
     app.add_js_file("book_site.js", defer="defer")
     app.connect("build-finished", finish_static, priority=900)
     app.connect("html-page-context", page_assets)
+    app.connect("doctree-resolved", term_links_cover_the_word)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

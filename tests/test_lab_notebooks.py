@@ -156,6 +156,15 @@ def test_citations_read_author_year_and_point_at_their_entry():
                     r"[Haviv et al., 2022](#cite-haviv2022nope)\].")
 
 
+def test_two_works_of_one_label_are_told_apart_as_on_the_website():
+    """Chi et al. wrote two papers in 2023: Lab labels them "a" and "b" in the .bib's order, as the site's
+    reference lists and citations do (_ext/book_cite.py; issue 30, item 4)."""
+    works = lab_markup.bibliography()
+    assert works["chi2023dissecting"]["label"] == "Chi et al., 2023a"
+    assert works["chi2023variance"]["label"] == "Chi et al., 2023b"
+    assert len({w["label"] for w in works.values()}) == len(works)
+
+
 def test_names_with_accents_particles_and_others_read_as_written():
     works = lab_markup.bibliography()
     assert works["roziere2023codellama"]["label"] == "Rozière et al., 2023"
@@ -186,6 +195,11 @@ def test_terms_and_references_become_links_to_their_files():
                     "(../book/glossary.md#term:self-attention)")
     assert named.startswith("[{abbr}`Position interpolation (")
     assert named.endswith(")`](../book/glossary.md#term=Position%20interpolation%20%3Cposition%20interpolation%3E)")
+    # a plural: the link covers the whole word, and saving writes the role and its ending back (issue 30)
+    (plural,) = lab_markup.to_lab(["the {term}`wavelength`s, and"])
+    assert plural.startswith("the [{abbr}`wavelengths (")
+    assert plural.endswith(")`](../book/glossary.md#term:wavelength%60s), and")
+    assert lab_markup.from_lab(plural) == "the {term}`wavelength`s, and"
     (pair,) = lab_markup.to_lab(["{term}`pair index`"])  # its definition has parentheses and math
     assert "[the paper's i]" in pair and "$" not in pair
     assert ref == ('[common misconceptions](../book/errata.md#errata-rope-values '

@@ -10,7 +10,9 @@ image output of every notebook this test requires:
 * ``alt`` in the output metadata, equal to the cell metadata's ``mystnb.image.alt``: at least 4 words,
   not a file name;
 * a width of at most 760 CSS pixels (the text column) in the metadata, and a PNG of twice that size;
-* one figure per cell.
+* one figure per cell;
+* no legend over the data: ``legend_over_data`` in the metadata (what ``pe_lib.show`` found a legend
+  covering, from the drawn artists; issue 30, item 3) is empty. Outputs stored before it existed lack it.
 """
 
 from __future__ import annotations
@@ -88,6 +90,8 @@ def figure_problems(nb) -> list[str]:
                 problems.append(f"cell {i}: the figure is {width} px wide; the text column holds {MAX_WIDTH} px")
             if "image/png" in data and _png_size(data["image/png"]) != (2 * width, 2 * height):
                 problems.append(f"cell {i}: the PNG is {_png_size(data['image/png'])}, not twice {width}x{height}")
+            for covered in meta.get("legend_over_data") or []:  # pe_lib.book.figures.legend_over_data
+                problems.append(f"cell {i}: {covered} (move the legend off the data)")
             if digest.startswith("Figure data") and not digest.startswith(f"Figure data: {width}x{height} px"):
                 problems.append(f"cell {i}: the digest's size {digest.splitlines()[0]!r} is not {width}x{height}")
     return problems
@@ -161,6 +165,8 @@ def test_a_plain_inline_figure_fails():
         (lambda nb: nb.cells[0].outputs.append(nb.cells[0].outputs[0]), "one figure per cell"),
         (lambda nb: nb.cells[0].outputs[0].data.update({"image/svg+xml": "<svg/>"}), "one image/png"),
         (lambda nb: nb.cells[0].outputs[0].data.update({"text/plain": "Figure data: 1x1 px"}), "digest's size"),
+        (lambda nb: nb.cells[0].outputs[0].metadata["image/png"].update(
+            legend_over_data=["axes 0: the legend covers line 'sequence length'"]), "legend covers line"),
     ],
 )
 def test_each_broken_property_fails(change, message):

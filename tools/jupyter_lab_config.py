@@ -18,7 +18,8 @@ c.ServerApp.contents_manager_class = "lab_contents.BookContentsManager"
 # unless this override names the preview. "Open With > Editor" still opens the source.
 c.LabApp.app_settings_dir = str(Path(__file__).resolve().parent / "lab_settings")
 
-# A small extension of the book's own, plain JavaScript without a build (tools/lab_extensions/book-lab-links):
-# after a click on a link to another file, it scrolls the opened chapter or page to the link's fragment once
-# the file has rendered (its header says why Lab alone does not).
+# Two small extensions of the book's own, plain JavaScript without a build (tools/lab_extensions/): book-lab-links,
+# after a click on a link to another file, scrolls the opened chapter or page to the link's fragment once
+# the file has rendered (its header says why Lab alone does not); book-lab-style draws the chapters' tables
+# with rules and a header line, and keeps printed lines wrapped.
 c.LabApp.extra_labextensions_path = [str(Path(__file__).resolve().parent / "lab_extensions")]

@@ -39,6 +39,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections import Counter
 from functools import cache
 from pathlib import Path
 from urllib.parse import quote, unquote
@@ -48,7 +49,7 @@ BIB = ROOT / "book" / "references.bib"
 GLOSSARY = ROOT / "book" / "glossary.md"
 
 CITE = re.compile(r"\{cite\}`([^`]+)`")
-TERM = re.compile(r"\{term\}`([^`]+)`")
+TERM = re.compile(r"\{term\}`([^`]+)`([^\W\d_]*)")  # and the letters glued to its end: a plural's "s"
 REF = re.compile(r"\{ref\}`([^`]+)`")
 EXPLICIT = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)  # ``text <target>``
 BIBLIOGRAPHY = re.compile(r"```\{bibliography\}[^`]*```")
@@ -108,6 +109,14 @@ def bibliography(path: Path = BIB) -> dict[str, dict[str, str]]:
         parts = [p for p in parts if p]
         text = " ".join([p if p[-1] in ".?!" else p + "." for p in parts[:-1]] + parts[-1:]) + f" ({year})."
         works[key] = {"label": f"{who}, {year}", "entry": text}
+    # two works of one label: "a", "b" in the .bib's order, as the website labels them (_ext/book_cite.py)
+    shared = Counter(w["label"] for w in works.values())
+    seen: Counter = Counter()
+    for work in works.values():
+        if shared[work["label"]] > 1:
+            label = work["label"]
+            work["label"] = f"{label}{'abcdefghijklmnopqrstuvwxyz'[seen[label]]}"
+            seen[label] += 1
     return works
 
 
@@ -158,14 +167,19 @@ def _cite(match: re.Match) -> str:
 
 
 def _term(match: re.Match) -> str:
+    """``{term}`x``` as a link; ``{term}`x`s`` (a plural) links the whole word "xs", and keeps its ending after
+    a backtick in the link's fragment (``#term:x%60s``), so that saving writes ``{term}`x`s`` back (issue 30,
+    item 8: the link covered "wavelength" but not the plural's "s")."""
     text, target = _split(match.group(1))
+    ending = match.group(2)
     definition = glossary().get(target.lower())
     if definition is None:
         raise ValueError(f"{{term}} {target!r}: not in {GLOSSARY.name} (terms there: {len(glossary())})")
     kind = ":" if text is None else "="
     # {abbr}`text (title)` takes its title from the last parentheses: the definition's own become brackets
     title = definition.replace("$", "").replace("`", "'").replace("(", "[").replace(")", "]")
-    return f"[{{abbr}}`{text or target} ({title})`](../book/glossary.md#term{kind}{quote(match.group(1))})"
+    role = match.group(1) + (f"`{ending}" if ending else "")
+    return f"[{{abbr}}`{text or target}{ending} ({title})`](../book/glossary.md#term{kind}{quote(role)})"
 
 
 def _ref(match: re.Match, here: str) -> str:
@@ -204,8 +218,8 @@ def to_lab(sources: list[str], here: str = "notebooks/x.ipynb") -> list[str]:
 
 def _back(match: re.Match) -> str:
     text, role, kind, quoted = match.groups()
-    target = unquote(quoted)
-    return f"{{{role}}}`{target}`"  # the role's own text (``text <target>`` when it had one)
+    target, _, ending = unquote(quoted).partition("`")  # a plural's ending follows a backtick (_term)
+    return f"{{{role}}}`{target}`{ending}"  # the role's own text (``text <target>`` when it had one)
 
 
 def from_lab(source: str) -> str:

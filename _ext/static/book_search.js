@@ -19,6 +19,14 @@
 // for are.
 (() => {
   "use strict";
+  // a click on a result: the page it opens may highlight the search words (book_site.js drops them elsewhere)
+  document.addEventListener("click", (event) => {
+    const link = event.target instanceof Element && event.target.closest("#search-results a[href]");
+    if (!link) return;
+    try {
+      sessionStorage.setItem("book-search-result", new URL(link.href, location.href).pathname);
+    } catch (error) { /* storage refused */ }
+  }, true);
   const DELIMITER = /\\\(|\\\)|\\\[|\\\]/g;
 
   // The article's text, formulas as \( TeX \): what a snippet is cut from.

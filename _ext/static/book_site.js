@@ -13,9 +13,26 @@
 // 3. Wide content scrolls with a visible cue. Display formulas and tables scroll inside their own
 //    box (book_site.css); an inline formula with a piece wider than its line becomes such a box. A box
 //    that has more to show gets the class book-scroll (a fade at the edge with more; at-start and
-//    at-end say where the content stands) and a tab stop, so that the keyboard can scroll it.
+//    at-end say where the content stands) and a tab stop, so that the keyboard can scroll it. A display
+//    formula that book_math.py also stacked shows the stacked form wherever the one line is wider than
+//    its box (class book-stacked on the div.math), on any screen.
+// 5. Search words are highlighted on a page opened from the search results only. Sphinx's search page
+//    stores the words (localStorage "sphinx_highlight_terms") for the next page, whichever it is, and
+//    a chapter opened from the sidebar after a search came highlighted (issue 30, item 7). The words are
+//    dropped here (before sphinx_highlight.js reads them, at DOMContentLoaded) unless the page was
+//    opened from a result link (book_search.js marks that click in sessionStorage).
+// 4. Printed lines wrap (book_site.css): each line of a cell's printed output becomes a span of its
+//    own, so that a wrapped line's continuation is indented under its start (issue 30, item 1).
 (() => {
   "use strict";
+  document.documentElement.classList.add("book-js"); // book_site.css: the script chooses a formula's form
+
+  try {
+    if (sessionStorage.getItem("book-search-result") !== location.pathname) {
+      localStorage.removeItem("sphinx_highlight_terms");
+    }
+    sessionStorage.removeItem("book-search-result");
+  } catch (error) { /* storage refused (private mode): Sphinx keeps its own behaviour */ }
 
   const forwardToggles = (selector) => {
     const [first, ...others] = document.querySelectorAll(selector);
@@ -124,7 +141,29 @@
     }
   };
 
+  // A display formula in two forms (book_math.py): the stacked one where the line does not fit. A formula
+  // still a little wider than its box (by up to 3/7 of it) is set up to 30% smaller, so that it fits; a
+  // wider one scrolls, with its fade.
+  const MIN_FORMULA_SCALE = 0.7;
+  const overflows = (box) => box.scrollWidth > box.clientWidth + 1;
+  const chooseFormulaForms = () => {
+    for (const math of document.querySelectorAll(".bd-article div.math")) {
+      const wide = math.querySelector(":scope > .book-formula-wide");
+      math.classList.remove("book-stacked");
+      math.querySelectorAll(".katex-display > .katex").forEach((k) => k.style.removeProperty("font-size"));
+      if (wide && overflows(wide.querySelector(".katex-display"))) math.classList.add("book-stacked");
+      const shown = Array.from(math.querySelectorAll(".katex-display")).find((d) => d.offsetParent !== null);
+      if (!shown || !overflows(shown)) continue;
+      const scale = (shown.clientWidth - 2) / shown.scrollWidth;
+      if (scale >= MIN_FORMULA_SCALE) {
+        const katex = shown.querySelector(":scope > .katex");
+        katex.style.fontSize = `${(parseFloat(getComputedStyle(katex).fontSize) * scale).toFixed(2)}px`;
+      }
+    }
+  };
+
   const layout = () => {
+    chooseFormulaForms();
     markWideFormulas();
     document.querySelectorAll(SCROLL_BOXES).forEach(updateBox);
   };
@@ -147,7 +186,35 @@
     if (document.fonts) document.fonts.ready.then(layout);
   };
 
+  // ---- printed lines ----------------------------------------------------------------------------
+  // "a\nb\n" in <pre> becomes <span class="book-line">a\n</span><span class="book-line">b\n</span>; an
+  // output whose coloured runs (ANSI) cross a line end is left as it is (it still wraps, unindented).
+  const splitPrintedLines = (pre) => {
+    if (pre.querySelector(".book-line")) return;
+    const lines = [[]];
+    for (const node of Array.from(pre.childNodes)) {
+      if (node.nodeType === Node.TEXT_NODE) {
+        node.textContent.split("\n").forEach((part, i) => {
+          if (i) lines.push([]);
+          if (part) lines[lines.length - 1].push(document.createTextNode(part));
+        });
+      } else if (node.textContent.includes("\n")) {
+        return;
+      } else if (node.textContent) {
+        lines[lines.length - 1].push(node.cloneNode(true));
+      }
+    }
+    if (!lines[lines.length - 1].length) lines.pop(); // the newline that ends the output
+    pre.replaceChildren(...lines.map((parts) => {
+      const line = document.createElement("span");
+      line.className = "book-line";
+      line.append(...parts, "\n");
+      return line;
+    }));
+  };
+
   const start = () => {
+    document.querySelectorAll(".bd-article .cell_output div.highlight > pre").forEach(splitPrintedLines);
     forwardToggles(".primary-toggle");
     forwardToggles(".secondary-toggle");
     // a figure is an image output of a cell (possibly in Sphinx's link to its file), or a <figure>

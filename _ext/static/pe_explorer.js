@@ -251,6 +251,11 @@
     return [10 ** Math.floor(Math.log10(lo)), 10 ** Math.ceil(Math.log10(hi) + 1e-12)];
   };
 
+  // a log range with about a third more decades on top, empty, for the legend (pe_lib's explorer_figure
+  // leaves the top quarter of its axis empty): the last wavelengths and the sequence length's line stood
+  // under the legend (issue 30, item 3)
+  const roomForLegend = ([lo, hi]) => [lo, 10 ** Math.ceil(Math.log10(hi) + Math.log10(hi / lo) / 3 - 1e-9)];
+
   const PLOT_MARGIN = { left: 64, right: 16, top: 28, bottom: 44 };
   const plotBox = (width, height, right = PLOT_MARGIN.right) => ({
     left: PLOT_MARGIN.left,
@@ -317,14 +322,25 @@
     const wrap = document.createElement("label");
     wrap.className = "pe-explorer__control";
     const text = document.createElement("span");
-    text.textContent = label;
+    // "d_model" is written as in the text, d with "model" below (the name as Python spells it is the input's name)
+    const sub = /^(\w)_(\w+)$/.exec(label);
+    if (sub) {
+      const small = document.createElement("sub");
+      small.textContent = sub[2];
+      text.append(sub[1], small);
+    } else {
+      text.textContent = label;
+    }
     const input = document.createElement("input");
     Object.assign(input, { type: "range", min, max, step, value, name });
     input.id = `${explorer.id}-${name}`;
+    input.setAttribute("aria-label", label.replace("_", " "));
     const shown = document.createElement("output");
     shown.htmlFor = input.id;
     wrap.append(text, input, shown);
-    const read = () => (log ? 10 ** Number(input.value) : Number(input.value));
+    // a log slider's value snaps to 3 significant digits (10^1.1 = 12.5893 read "12.6": issue 30, item 7);
+    // what is drawn is computed for the value shown
+    const read = () => (log ? Number((10 ** Number(input.value)).toPrecision(3)) : Number(input.value));
     const show = () => {
       shown.textContent = formatG(read());
       input.setAttribute("aria-valuetext", shown.textContent);
@@ -356,7 +372,7 @@
         const lam = wavelengths(d, base);
         const k = Array.from(lam, (_, i) => i);
         const map = axes(ctx, box, {
-          x: [-0.5, Math.max(lam.length - 0.5, 0.5)], y: logRange(lam, [n]), ylog: true,
+          x: [-0.5, Math.max(lam.length - 0.5, 0.5)], y: roomForLegend(logRange(lam, [n])), ylog: true,
           xlabel: "pair index k", ylabel: "wavelength (tokens)",
           title: `${summary.full_turns} of ${summary.pairs} pairs turn fully within the sequence`,
         });
@@ -416,7 +432,8 @@
         ctx.stroke();
         hline(ctx, box, map, summary.neighbour_distance, COLORS.green, [2, 3]);
         hline(ctx, box, map, Math.sqrt(d), COLORS.gray, [5, 4]);
-        legend(ctx, { left: box.left + box.width - 170, top: box.top + box.height - 40 }, [
+        // centre right, as pe_lib's figure: at the bottom the neighbour distance's line crossed it (issue 30)
+        legend(ctx, { left: box.left + box.width - 170, top: box.top + box.height / 2 - 20 }, [
           [COLORS.green, "neighbour distance", [2, 3]],
           [COLORS.gray, "sqrt(d_model)", [5, 4]],
         ]);

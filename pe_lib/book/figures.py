@@ -17,6 +17,9 @@ A chapter ends a figure cell with ``pe_lib.show(fig, alt="...")``. That displays
   and JupyterLab ignores the key;
 * ``min_text_px`` in the output metadata (and in ``phone``): the smallest text the figure draws, in designed
   pixels (:func:`smallest_text_pt`), which the site's check of text sizes scales to the shown width;
+* ``legend_over_data`` in the output metadata: what a legend covers (:func:`legend_over_data`, from the
+  drawn artists), which ``tests/test_notebook_figures.py`` wants empty for every stored figure;
+* ``caption`` in the output metadata, when given: the finding the website's caption says (``_ext/book_figures.py``);
 * ``alt`` in the output metadata: ``tools/execute.py`` copies it into the cell's
   ``mystnb.image.alt``, which myst-nb writes into the page's ``<img alt=...>``;
 * ``text/plain``: :func:`figure_digest`, a rounded summary of every number the figure draws.
@@ -525,6 +528,42 @@ def smallest_text_pt(fig: Figure) -> float | None:
     return float(min(sizes)) if sizes else None
 
 
+def legend_over_data(fig: Figure) -> list[str]:
+    """What the legends of ``fig`` cover: one line per data artist drawn under a legend of its axes.
+
+    A line (or curve) whose path crosses the legend's box, a scatter point inside it, a bar that
+    overlaps it: all in display coordinates, as drawn (call it after the figure was drawn, as
+    :func:`shown` does after its PNG). Shading (``fill_between``) and images do not count: a legend may
+    stand on a heat map or a shaded range if it hides no curve. Returns e.g. ``["axes 0: the legend
+    covers line 'sequence length'"]``; ``[]`` when no legend covers data (issue 30, item 3). A band of
+    ``axvspan`` is shading, not a bar.
+    """
+    from matplotlib.collections import PathCollection
+    from matplotlib.container import BarContainer
+
+    found = []
+    for i, ax in enumerate(fig.axes):
+        legend = ax.get_legend()
+        if legend is None or not legend.get_visible():
+            continue
+        box = legend.get_window_extent()
+        for line in ax.get_lines():
+            path = line.get_transform().transform_path(line.get_path())
+            if line.get_visible() and len(path.vertices) and path.intersects_bbox(box, filled=False):
+                found.append(f"axes {i}: the legend covers line {line.get_label()!r}")
+        for points in ax.collections:
+            if isinstance(points, PathCollection) and points.get_visible() and len(points.get_offsets()):
+                xy = points.get_offset_transform().transform(points.get_offsets())
+                inside = (xy[:, 0] >= box.x0) & (xy[:, 0] <= box.x1) & (xy[:, 1] >= box.y0) & (xy[:, 1] <= box.y1)
+                if inside.any():
+                    found.append(f"axes {i}: the legend covers points {points.get_label()!r}")
+        bars = [bar for container in ax.containers if isinstance(container, BarContainer) for bar in container
+                if bar.get_visible() and bar.get_window_extent().overlaps(box)]  # not a band of axvspan
+        if bars:
+            found.append(f"axes {i}: the legend covers {len(bars)} bars")
+    return found
+
+
 def _designed_px(points: float | None, dpi: float) -> float | None:
     """A font size in designed pixels (``points * dpi / 72``, 2 decimals): the site shows a figure's pixels
     scaled by its shown width over its designed width."""
@@ -545,15 +584,19 @@ class ShownFigure:
         return dict(self.bundle), {k: dict(v) for k, v in self.metadata.items()}
 
 
-def shown(fig: Figure, *, alt: str, phone=None) -> ShownFigure:
+def shown(fig: Figure, *, alt: str, caption: str | None = None, phone=None) -> ShownFigure:
     """What :func:`show` displays, as an object: pass it to ``myst_nb.glue`` to reuse a figure on a page.
 
-    Checks ``fig``, ``alt`` and ``phone`` as :func:`show` does. Returns a :class:`ShownFigure`.
+    Checks ``fig``, ``alt``, ``caption`` and ``phone`` as :func:`show` does. Returns a :class:`ShownFigure`.
     """
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
     if not isinstance(alt, str) or len(alt.split()) < 4 or alt.strip().lower().endswith((".png", ".svg", ".jpg")):
         raise ValueError(f"alt must describe the figure in words (at least 4 words, not a file name), got {alt!r}")
+    if caption is not None and (not isinstance(caption, str) or len(caption.split()) < 4
+                                or " ".join(caption.split()) == " ".join(alt.split())):
+        raise ValueError(f"caption must say what the figure shows in words (at least 4 words, not the alt text), "
+                         f"got {caption!r}")
     w, h = (fig.get_size_inches() * fig.dpi).round().astype(int)
     if w > MAX_WIDTH_PX:
         raise ValueError(
@@ -563,7 +606,10 @@ def shown(fig: Figure, *, alt: str, phone=None) -> ShownFigure:
     png = base64.b64encode(_png(fig, RESOLUTION * fig.dpi)).decode("ascii")
     bundle = {"image/png": png, "text/plain": figure_digest(fig)}
     metadata = {"image/png": {"width": int(w), "height": int(h), "alt": " ".join(alt.split()),
-                              "min_text_px": _designed_px(smallest_text_pt(fig), fig.dpi)}}
+                              "min_text_px": _designed_px(smallest_text_pt(fig), fig.dpi),
+                              "legend_over_data": legend_over_data(fig)}}
+    if caption is not None:
+        metadata["image/png"]["caption"] = " ".join(caption.split())
     small = None
     if phone_renderings_on():
         small = phone_figure(fig, phone)
@@ -580,11 +626,13 @@ def shown(fig: Figure, *, alt: str, phone=None) -> ShownFigure:
     return ShownFigure(bundle, metadata)
 
 
-def show(fig: Figure, *, alt: str, phone=None) -> None:
+def show(fig: Figure, *, alt: str, caption: str | None = None, phone=None) -> None:
     """Display ``fig`` in a notebook as a 2x PNG with ``alt`` text and its :func:`figure_digest`.
 
     ``alt``: what the figure shows, in a sentence or two, for readers who cannot see it (not a
-    file name). The figure must fit the text column: at most ``MAX_WIDTH_PX`` (760) pixels wide at
+    file name). ``caption``: the finding, for the website's caption under the figure (what a reader
+    should take from it; the caption is the alt text where none is given); at least 4 words, not the
+    alt text again. The figure must fit the text column: at most ``MAX_WIDTH_PX`` (760) pixels wide at
     its dpi. ``phone``: how the phone rendering is laid out where the default does not look right
     (see :func:`phone_figure`: ``"stack"``, ``"keep"``, a number of columns, or ``(width, height)``
     in inches); the rendering itself is made only when ``PHONE_ENV`` is ``"1"`` (``tools/execute.py``).
@@ -592,7 +640,7 @@ def show(fig: Figure, *, alt: str, phone=None) -> None:
     """
     from IPython.display import display  # only notebooks call this
 
-    figure = shown(fig, alt=alt, phone=phone)
+    figure = shown(fig, alt=alt, caption=caption, phone=phone)
     display(figure.bundle, raw=True, metadata=figure.metadata)
     if fig.canvas.manager is not None:  # made by pyplot: close it, or the inline backend shows it again
         import matplotlib.pyplot as plt

@@ -57,14 +57,19 @@ def draw_base_overview(d_model: int, *, base: float = 10_000.0, length: int = 12
     ax_w.axhline(length, color="tab:red", linestyle="--", linewidth=1, label=length_label)
     ax_w.set_xlabel("pair index k")
     ax_w.set_ylabel("wavelength (positions)")
-    ax_w.legend(loc="lower right", fontsize=9)  # 9 pt: 10.2 CSS px on a phone, 8 pt would be 9.0
+    # 9 pt: 10.2 CSS px on a phone, 8 pt would be 9.0. Where the L line runs depends on the sliders: no fixed
+    # corner stays clear of it (at lower right it crossed the legend for L = 64, d_model 128), matplotlib's
+    # "best" place does (issue 30, item 3; tests/drawing/test_base_explorer.py)
+    ax_w.legend(loc="best", fontsize=9)
     delta = np.arange(length + 1)
     ax_d.plot(delta, np.sqrt(squared_distance(delta, d_model, base=base)), color="tab:blue", linewidth=1)
     ax_d.axhline(summary["neighbour_distance"], color="tab:green", linestyle=":", label="neighbour distance")
     ax_d.axhline(np.sqrt(d_model), color="tab:gray", linestyle="--", label="sqrt(d_model)")
     ax_d.set_xlabel("offset Δ (positions)")
     ax_d.set_ylabel("||PE(p+Δ) − PE(p)||")
-    ax_d.legend(loc="lower right", fontsize=9)
+    # at lower right the neighbour distance's line crossed the legend (issue 30, item 3): no corner suits every
+    # setting, matplotlib's "best" place does
+    ax_d.legend(loc="best", fontsize=9)
     fig.suptitle(_title(d_model, base, length, summary), fontsize=10)
     fig.tight_layout()
     return fig

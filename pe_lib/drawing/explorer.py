@@ -65,12 +65,15 @@ def _set_limits(left, right, n_positions: int, d_model: int, lam: np.ndarray) ->
     """Axis limits of both panels, set explicitly so that a new figure and an updated one agree.
 
     The right panel spans every pair (-0.5 .. pairs - 0.5) and, on its log axis, the wavelengths and
-    the sequence length with a margin of a factor 1.5 on each side.
+    the sequence length with a margin of a factor 1.5 on each side, and above them a quarter of the
+    axis left empty for the legend (it stood on the last wavelengths, and on the sequence length's line
+    where that is the largest value: issue 30, item 3).
     """
     left.set_xlim(-0.5, d_model - 0.5)
     left.set_ylim(n_positions - 0.5, -0.5)  # row 0 on top, as imshow draws it
     right.set_xlim(-0.5, lam.size - 0.5)
-    right.set_ylim(min(lam[0], n_positions) / 1.5, max(lam[-1], n_positions) * 1.5)
+    low, high = min(lam[0], n_positions) / 1.5, max(lam[-1], n_positions) * 1.5
+    right.set_ylim(low, high * (high / low) ** (1 / 3))  # the data in the lower 3/4 of the log axis
 
 
 def explorer_figure(n_positions: int, d_model: int, base: float = 10_000.0) -> Figure:

@@ -88,7 +88,8 @@ def test_show_displays_a_2x_png_with_alt_text_and_the_digest(monkeypatch):
     assert (phone["width"], phone["height"]) == (420, 240)  # 600 px is wider than a phone's 420
     assert kwargs["metadata"] == {
         "image/png": {"width": 600, "height": 300, "alt": "A line, a small image, two bars and two dots.",
-                      "min_text_px": 13.89}  # the default tick labels, 10 pt, at 100 dpi: 10 * 100 / 72
+                      "min_text_px": 13.89,  # the default tick labels, 10 pt, at 100 dpi: 10 * 100 / 72
+                      "legend_over_data": []}
     }
     png = base64.b64decode(bundle["image/png"])
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
@@ -215,7 +216,8 @@ def test_shown_is_what_show_displays_and_what_glue_stores(monkeypatch):
     data, metadata = IPython.core.formatters.format_display_data(figure)
     assert data["image/png"] == bundle["image/png"] and data["text/plain"] == bundle["text/plain"]
     phone = figure.metadata["image/png"]["phone"]
-    assert metadata["image/png"] == {"width": 600, "height": 300, "alt": alt, "phone": phone, "min_text_px": 13.89}
+    assert metadata["image/png"] == {"width": 600, "height": 300, "alt": alt, "phone": phone, "min_text_px": 13.89,
+                                     "legend_over_data": []}
     with pytest.raises(ValueError, match="alt must describe"):
         pe_lib.shown(fig, alt="a plot")
 
@@ -249,3 +251,59 @@ def test_smallest_text_is_the_smallest_visible_text_drawn():
     bare = Figure(figsize=(2, 2), dpi=100)
     bare.add_axes((0, 0, 1, 1)).set_axis_off()
     assert figures.smallest_text_pt(bare) is None
+
+
+# ---- legends over data (issue 30, item 3) -----------------------------------------------------------
+def _legend_panel(where: str, *, hidden=False, shade=False):
+    """A panel whose data fill its lower half (a rising line, points, bars) and a line across the middle."""
+    fig = Figure(figsize=(6, 3), dpi=100)
+    ax = fig.subplots()
+    x = np.linspace(0, 10, 50)
+    ax.plot(x, x / 20, label="rising")
+    ax.plot([0, 10], [0.5, 0.5], label="sequence length")  # two vertices: only its segment can cross a box
+    ax.scatter([1.0, 9.0], [0.1, 0.4], label="dots")
+    ax.bar([2, 8], [0.3, 0.45], width=0.5, label="bars")
+    if shade:
+        ax.fill_between(x, 0, 1, alpha=0.2)  # under everything, the legend too
+        ax.axvspan(0, 10, color="C3", alpha=0.1)  # a band (a Rectangle, but no bar)
+    ax.set_ylim(0, 1)
+    legend = ax.legend(loc=where)
+    legend.set_visible(not hidden)
+    fig.draw_without_rendering()
+    return fig
+
+
+def test_a_legend_over_the_data_is_found_from_the_drawn_artists():
+    assert figures.legend_over_data(_legend_panel("upper left")) == []  # data only in the lower half
+    assert figures.legend_over_data(_legend_panel("upper left", shade=True)) == []  # shading may lie under it
+    covered = figures.legend_over_data(_legend_panel("lower right"))
+    assert "axes 0: the legend covers line 'rising'" in covered
+    assert any("bars" in c for c in covered), covered
+    # a legend across the middle: the two-point horizontal line crosses its box, no vertex inside
+    middle = figures.legend_over_data(_legend_panel("center left"))
+    assert "axes 0: the legend covers line 'sequence length'" in middle, middle
+    lower_left = figures.legend_over_data(_legend_panel("lower left"))
+    assert "axes 0: the legend covers points 'dots'" in lower_left, lower_left
+    assert figures.legend_over_data(_legend_panel("lower right", hidden=True)) == []  # not drawn
+    plain = Figure(figsize=(3, 2))
+    plain.subplots().plot([0, 1])
+    assert figures.legend_over_data(plain) == []  # no legend
+
+
+def test_shown_notes_what_a_legend_covers():
+    meta = pe_lib.shown(_legend_panel("lower right"), alt="A legend over a rising line and bars.").metadata
+    assert "axes 0: the legend covers line 'rising'" in meta["image/png"]["legend_over_data"]
+
+
+def test_a_caption_says_the_finding_beside_the_alt_text():
+    fig = _figure([0.0, 1.0])
+    alt = "A line, a small image, two bars and two dots."
+    meta = pe_lib.shown(fig, alt=alt, caption="  The line rises;\n the bars grow. ").metadata["image/png"]
+    assert meta["caption"] == "The line rises; the bars grow." and meta["alt"] == alt
+    assert "caption" not in pe_lib.shown(fig, alt=alt).metadata["image/png"]
+    for wrong in ("Rises.", f"  {alt} ", 42):  # too short, the alt text again, not a str
+        with pytest.raises(ValueError, match="caption must say what the figure shows"):
+            pe_lib.shown(fig, alt=alt, caption=wrong)
+    with mock.patch("IPython.display.display") as display:
+        pe_lib.show(fig, alt=alt, caption="The line rises and the bars grow.")
+    assert display.call_args.kwargs["metadata"]["image/png"]["caption"] == "The line rises and the bars grow."

@@ -306,7 +306,7 @@ def test_a_readers_run_draws_no_phone_rendering_but_still_checks_phone(monkeypat
         else:
             monkeypatch.setenv(figures.PHONE_ENV, value)
         meta = pe_lib.shown(_panels(), alt=ALT).metadata["image/png"]
-        assert set(meta) == {"width", "height", "alt", "min_text_px"}, value
+        assert set(meta) == {"width", "height", "alt", "min_text_px", "legend_over_data"}, value
         with pytest.raises(ValueError, match="phone as a number of columns"):
             pe_lib.shown(_panels(), alt=ALT, phone=4)
     monkeypatch.setenv(figures.PHONE_ENV, "1")

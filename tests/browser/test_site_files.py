@@ -471,13 +471,29 @@ def test_citations_open_their_own_list_or_the_bibliography(book_html):
 
 
 def test_display_formulas_stack_where_they_can_break():
+    from docutils import nodes
+
     narrow = book_math.narrow_tex
     assert narrow(r"a = \sin(x), \qquad b = \cos(x).") == r"\begin{gathered}a = \sin(x),\\{}b = \cos(x).\end{gathered}"
     assert narrow(r"z = x + y = e^{i\phi}") == r"\begin{gathered}z = x + y\\{}= e^{i\phi}\end{gathered}"
-    # nothing at the top level: braces, \left...\right and environments hide their = and \quad
-    assert narrow(r"f\left(a = b \quad c\right) = \frac{x = 1}{2}") is None
-    assert narrow(r"\begin{pmatrix} a = 1 \\ b = 2 \end{pmatrix} = M") is None
+    # braces, \left...\right and environments hide their = and \quad: only the one top-level relation breaks
+    assert narrow(r"f\left(a = b \quad c\right) = \frac{x = 1}{2}") == (
+        r"\begin{gathered}f\left(a = b \quad c\right)\\{}= \frac{x = 1}{2}\end{gathered}")
+    assert narrow(r"\begin{pmatrix} a = 1 \\ b = 2 \end{pmatrix} = M") == (
+        r"\begin{gathered}\begin{pmatrix} a = 1 \\ b = 2 \end{pmatrix}\\{}= M\end{gathered}")
     assert narrow(r"\begin{aligned}a &= b\\ &= c\end{aligned}") is None
+    assert narrow(r"x^{a + b}") is None and narrow(r"- x") is None  # no place to break
+    # a sum breaks before its top-level terms (issue 30, item 5: chapter 12's sympy result), not inside
+    # \left( \right) nor inside the bars of |x - y|; a formula without one breaks before its relation
+    assert narrow(r"s = q_0 \left(a - b\right) + q_1 \left(- c\right) - |x - y|") == (
+        r"\begin{gathered}s = q_0 \left(a - b\right)\\{}+ q_1 \left(- c\right)\\{}- |x - y|\end{gathered}")
+    assert narrow(r"|a + b| \le \max_k |g_{k+1} - g_k|.") == (
+        r"\begin{gathered}|a + b|\\{}\le \max_k |g_{k+1} - g_k|.\end{gathered}")
+    # a matrix's rows are no lines of the formula: chapter 12's rotation matrix still breaks at its \qquad
+    matrix = r"R = \begin{pmatrix} c & -s \\ s & c \end{pmatrix}, \qquad \omega_k = 10^{-2k}"
+    assert book_math.display_tex(nodes.math_block(matrix, matrix)) == matrix
+    assert narrow(matrix) == (
+        r"\begin{gathered}R = \begin{pmatrix} c & -s \\ s & c \end{pmatrix},\\{}\omega_k = 10^{-2k}\end{gathered}")
 
 
 def test_punctuation_after_a_formula_stays_with_it():
@@ -508,3 +524,47 @@ def test_a_pasted_figure_is_the_chapters_image_with_its_alt_text_size_and_captio
     caption = figure.find("figcaption")
     assert caption is not None and meta["alt"] in caption.get_text(" ", strip=True)
     assert caption.find("a", href=re.compile(r"03_the_formula\.html$"))
+
+
+def test_a_glossary_link_covers_the_whole_word(book_html):
+    """``{term}`wavelength`s`` links "wavelengths", not "wavelength" and a bare "s" after the link (issue 30,
+    item 8; book_site.term_links_cover_the_word). Seen failing on the site built without it."""
+    glued, terms, plurals = [], 0, []
+    for docname in PAGES:
+        for span in soup(book_html, docname).select("main a span.std-term"):
+            terms += 1
+            after = span.parent.next_sibling
+            if isinstance(after, str) and re.match(r"[^\W\d_]", after):
+                glued.append(f"{docname}: {span.get_text()!r} then {after[:12]!r}")
+            if span.get_text() == "wavelengths":
+                plurals.append(docname)
+    assert terms >= 50, f"only {terms} glossary links found"
+    assert not glued, "\n".join(glued)
+    assert "notebooks/04_visualizing" in plurals, plurals
+
+
+def test_a_citation_reads_as_the_label_of_the_entry_it_opens(book_html):
+    """The text cited "[Su et al., 2021]" and the list was keyed "[SLP+21]" (issue 30, item 4; seen failing on
+    the site built with pybtex's alpha labels). Every citation's text is the label of the entry it links to,
+    on its own page or the bibliography page; two works of one author-year label are told apart ("a", "b")."""
+    pages = {d: soup(book_html, d) for d in PAGES}
+    files = {f"{d.rsplit('/', 1)[-1]}.html": d for d in PAGES}
+
+    def label(docname: str, anchor: str) -> str | None:
+        entry = pages[docname].find(id=anchor)
+        span = entry.find("span", class_="label") if entry else None
+        return span.get_text().strip("[]") if span else None
+
+    wrong, count, labels = [], 0, set()
+    for docname, doc in pages.items():
+        for a in doc.select("main a.reference.internal[href*='#cite-']"):
+            page, _, anchor = a["href"].partition("#")
+            target = docname if page == "" else files.get(page.rsplit("/", 1)[-1])
+            entry_label = label(target, anchor) if target else None
+            count += 1
+            labels.add(a.get_text())
+            if a.get_text() != entry_label:
+                wrong.append(f"{docname}: {a.get_text()!r} opens the entry labelled {entry_label!r}")
+    assert count >= 50 and "Su et al., 2021" in labels, (count, sorted(labels)[:5])
+    assert not wrong, "\n".join(wrong[:10])
+    assert {"Chi et al., 2023a", "Chi et al., 2023b"} <= labels

@@ -14,7 +14,15 @@ icon rules, every icon button was still in the page, focusable and labelled, and
 * **a figure without a visible caption**: each figure of a chapter has a caption "Figure N.k. ..."
   below it, which is visible and has ink (the pixels of the first one are looked at on a phone);
 * **tiny text**: no text of a figure's caption, an explorer or a player is smaller than 10 CSS px,
-  and on a desktop no figure is shown below 90% of its designed size (its 8 pt text would be).
+  and on a desktop no figure is shown below 90% of its designed size (its 8 pt text would be);
+* **numbers off the edge** (issue 30, items 1 and 5): no printed line of a cell's output and no display
+  formula is wider than its box (a reader must not have to scroll sideways to see a result); on a phone
+  a formula that neither breaks nor fits at 70% of its size may scroll, if it shows the fade that says so;
+* **a pale caption**: a figure's caption is set at 15 CSS px or more, at weight 400 or more, in a colour
+  with a contrast of at least 7:1 on the page (issue 30, item 6: 14.4 px pale grey at weight 300);
+* **a dimmed figure in dark mode**: the first figure (or explorer canvas) of a page shows its white
+  paper as white, not grey (issue 30, item 2: a brightness filter turned the white zero of a diverging
+  colour map grey and hid grey annotations).
 
 Each page is loaded once and seen in the four views (the window resized, the theme's mode switched
 as its own switch does; transitions off, so that nothing is caught half-way). The Previous/Next
@@ -112,6 +120,79 @@ FIGURES_JS = """(minPx) => {
 }"""
 
 
+WIDE_JS = """(phone) => {
+  const out = [], formulas = [];
+  const shown = (e) => e.checkVisibility({visibilityProperty: true, opacityProperty: true});
+  for (const pre of document.querySelectorAll('main .cell_output pre')) {
+    if (shown(pre) && pre.scrollWidth > pre.clientWidth + 1) {
+      out.push(`a printed output is ${pre.scrollWidth} px wide in its ${pre.clientWidth} px box: `
+               + `${JSON.stringify(pre.textContent.trim().slice(0, 40))}`);
+    }
+  }
+  for (const d of document.querySelectorAll('main div.math .katex-display')) {
+    // on a phone a formula that no break and no smaller size makes fit may scroll, with its cue (a fade)
+    if (shown(d) && d.scrollWidth > d.clientWidth + 1 && !(phone && d.classList.contains('book-scroll'))) {
+      const tex = d.querySelector('annotation')?.textContent.trim().slice(0, 40);
+      formulas.push(`a display formula is ${d.scrollWidth} px wide in its ${d.clientWidth} px box: `
+                    + JSON.stringify(tex));
+    }
+  }
+  // an identifier of a table cell broken over two lines ("sinusoida" / "l")
+  const broken = Array.from(document.querySelectorAll('main table code.literal span.pre'))
+    .filter(word => shown(word) && word.getClientRects().length > 1)
+    .map(word => `an identifier in a table breaks: ${word.textContent}`);
+  return out.slice(0, 5).concat(formulas.slice(0, 5), broken.slice(0, 5));
+}"""
+# a caption's colour against the page's: WCAG's contrast ratio of the two relative luminances
+CAPTION_JS = """() => {
+  const cap = Array.from(document.querySelectorAll('main figure figcaption')).find(c => c.checkVisibility());
+  if (!cap) return null;
+  const rgb = (c) => c.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const lum = (c) => {
+    const [r, g, b] = rgb(c).map(v => v / 255).map(v => v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const opaque = (e) => !/^transparent$|^rgba\\(.*,\\s*0\\)$/.test(getComputedStyle(e).backgroundColor);
+  let box = cap;
+  while (box.parentElement && !opaque(box)) box = box.parentElement;
+  const [a, b] = [lum(getComputedStyle(cap).color), lum(getComputedStyle(box).backgroundColor)];
+  return {px: parseFloat(getComputedStyle(cap).fontSize), weight: Number(getComputedStyle(cap).fontWeight),
+          contrast: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05),
+          text: cap.textContent.trim().slice(0, 30)};
+}"""
+MIN_CAPTION_PX = 15
+MIN_CAPTION_CONTRAST = 7.0
+MIN_CAPTION_WEIGHT = 400  # the theme's 300 draws thin strokes at 15 px
+# the first figure (or explorer canvas) of the page, brought on screen: its box in the window
+FIRST_FIGURE_JS = """() => {
+  const all = document.querySelectorAll(
+    'main .cell_output img[alt]:not([alt=""]), main figure img, main .pe-explorer canvas');
+  const figure = Array.from(all).find(e => e.checkVisibility() && e.getBoundingClientRect().width > 100);
+  if (!figure) return null;
+  figure.scrollIntoView({block: 'center'});
+  const r = figure.getBoundingClientRect();
+  const src = (figure.currentSrc || figure.tagName).split('/').pop().slice(0, 16);
+  return {x: r.left, y: r.top, w: r.width, h: r.height, src};
+}"""
+# The paper of a figure is white: the commonest colour of its pixels on screen. Dimmed (brightness 0.82) it
+# was (209, 209, 209).
+PAPER_MIN = 250
+
+
+def paper_colour(page) -> tuple[dict | None, tuple[int, int, int] | None]:
+    """The first figure of the page (its box, or None) and the commonest colour of its pixels on screen."""
+    import numpy as np
+
+    box = page.evaluate(FIRST_FIGURE_JS)
+    if box is None:
+        return None, None
+    page.wait_for_timeout(50)
+    clip = {"x": max(box["x"], 0), "y": max(box["y"], 0), "width": box["w"], "height": min(box["h"], 800)}
+    pixels = np.asarray(_image(page.screenshot(clip=clip)), dtype=int).reshape(-1, 3)
+    colours, counts = np.unique(pixels, axis=0, return_counts=True)
+    return box, tuple(int(v) for v in colours[counts.argmax()])
+
+
 def _image(png: bytes):
     from PIL import Image
 
@@ -184,6 +265,18 @@ def what_is_wrong(page, width: int, first_screen: bytes | None = None) -> list[s
     problems += [f"figure {f['src']}... has a caption without its number: {f['caption'][:40]!r}"
                  for f in found["figures"] if f["caption"] and not f["caption"].startswith("Figure ")]
     problems += [f"text smaller than {MIN_TEXT_PX} px: {t}" for t in found["tiny"][:5]]
+    problems += page.evaluate(WIDE_JS, width < 600)
+    caption = page.evaluate(CAPTION_JS)
+    if caption and (caption["px"] < MIN_CAPTION_PX - 0.01 or caption["contrast"] < MIN_CAPTION_CONTRAST
+                    or caption["weight"] < MIN_CAPTION_WEIGHT):
+        problems.append(f"a caption is hard to read: {caption['px']:.1f} px at a contrast of "
+                        f"{caption['contrast']:.1f}:1, weight {caption['weight']:g} ({caption['text']!r}); "
+                        f"wanted {MIN_CAPTION_PX} px, {MIN_CAPTION_CONTRAST}:1, weight {MIN_CAPTION_WEIGHT}")
+    if page.evaluate("() => document.documentElement.dataset.theme") == "dark":
+        box, paper = paper_colour(page)
+        if box and min(paper) < PAPER_MIN:
+            problems.append(f"dark mode: the figure {box['src']}... has grey paper {paper}: it is dimmed")
+        page.evaluate("() => window.scrollTo(0, 0)")
     if width >= 1000:  # a desktop shows each figure at its designed size, where its text is 11 px or more
         problems += [f"figure {f['src']}... shown at {f['scale']:.0%} of its size: its text is under {MIN_TEXT_PX} px"
                      for f in found["figures"] if f["scale"] < FIGURE_MIN_SCALE]
@@ -208,12 +301,15 @@ NO_TRANSITIONS = "*, *::before, *::after { transition: none !important; animatio
 
 def set_view(page, width: int, dark: bool) -> None:
     """Resize the window and switch light/dark as the theme's own switch does, without a reload."""
+    resized = page.viewport_size["width"] != width
     page.set_viewport_size({"width": width, "height": 844 if width < 600 else 900})
     mode = "dark" if dark else "light"
     page.evaluate(f"() => {{ document.documentElement.dataset.theme = '{mode}'; "
                   f"document.documentElement.dataset.mode = '{mode}'; window.scrollTo(0, 0); }}")
     page.wait_for_function(f"() => window.innerWidth === {width}")
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    if resized:  # book_site.js lays the formulas out again 150 ms after the last resize
+        page.wait_for_timeout(250)
 
 
 @pytest.fixture(scope="module")
@@ -318,3 +414,102 @@ def test_search_on_a_phone_fits_and_quotes_prose(browser, site, screenshots):
     assert not code, f"snippets quoting code: {code}"
     assert has_ink(image, icon), "the search field's magnifying glass is blank"
     assert icon["textStart"] >= icon["x"] + icon["w"], f"the typed words start under the magnifying glass: {icon}"
+
+
+PLANTED_ISSUE_30 = """
+  .bd-article .cell_output div.highlight pre { white-space: pre !important; }
+  .bd-article div.math.book-stacked > .book-formula-wide { display: block !important; }
+  .bd-article div.math.book-stacked > .book-formula-narrow { display: none !important; }
+  .bd-article table code.literal { overflow-wrap: anywhere !important; }
+  .bd-article table code.literal span.pre { white-space: pre-wrap !important; }
+  .bd-article figure.book-figure figcaption { font-size: 0.9rem !important; color: #646464 !important;
+                                              font-weight: 300 !important; }
+  html[data-theme="dark"] .bd-article div.cell_output img, html[data-theme="dark"] .bd-article figure img,
+  html[data-theme="dark"] .pe-explorer canvas { filter: brightness(0.82) !important; }
+"""
+
+
+@pytest.mark.parametrize("width", [1366, 390])
+def test_checks_see_cut_numbers_a_pale_caption_and_a_dimmed_figure(browser, site, width):
+    """The defects of issue 30, planted as they were: printed lines that do not wrap, the formula's one
+    line where it does not fit, the pale 14.4 px caption, the dimming filter of dark mode."""
+    context = new_context(browser, viewport={"width": width, "height": 900})
+    found = {}
+    try:
+        for docname, dark in [("notebooks/12_rope", False), ("notebooks/16_what_was_learned", True),
+                              ("notebooks/11_in_the_wild", False)]:
+            visit = start_page(browser, site, f"{docname}.html", context=context)
+            try:
+                finish_page(visit)
+                set_view(visit.page, width, dark)
+                assert not what_is_wrong(visit.page, width), f"{docname} itself should be fine"
+                set_view(visit.page, width, dark)
+                visit.page.add_style_tag(content=PLANTED_ISSUE_30)
+                found[docname] = what_is_wrong(visit.page, width)
+            finally:
+                visit.close()
+    finally:
+        context.close()
+    rope, learned, wild = (found[f"notebooks/{n}"] for n in ("12_rope", "16_what_was_learned", "11_in_the_wild"))
+    assert any("an identifier in a table breaks: sinusoidal(" in p for p in wild), wild  # chapter 11's table
+    assert any("a printed output is" in p for p in rope + learned), found
+    assert any("a display formula is" in p and "score" in p for p in rope), rope  # the sympy result
+    assert any("a caption is hard to read: 14.4 px" in p for p in rope), rope
+    assert any("dark mode: the figure" in p and "(209, 209, 209)" in p for p in learned), learned
+
+
+TARGET_JS = """(id) => {
+  const entry = document.getElementById(id);
+  const colour = (e) => getComputedStyle(e).backgroundColor;
+  return {entry: colour(entry), page: colour(document.body), outline: getComputedStyle(entry).outlineStyle};
+}"""
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_the_opened_reference_stands_out(browser, site, dark):
+    """A click on a citation opens its entry in the list; the entry is highlighted (issue 30, item 4: nothing
+    showed which of the entries was meant). Seen failing without book_site.css's :target rule."""
+    context = new_context(browser, dark=dark, viewport={"width": 1366, "height": 900})
+    visit = start_page(browser, site, "notebooks/12_rope.html", context=context)
+    try:
+        finish_page(visit)
+        visit.page.locator("main a[href='#cite-su2021roformer']").first.click()
+        visit.page.wait_for_function("() => location.hash === '#cite-su2021roformer'")
+        found = visit.page.evaluate(TARGET_JS, "cite-su2021roformer")
+        other = visit.page.evaluate(TARGET_JS, "cite-barbero2024rope")
+    finally:
+        visit.close()
+        context.close()
+    assert found["entry"] != found["page"] and found["outline"] == "solid", found
+    assert other["entry"] in (other["page"], "rgba(0, 0, 0, 0)"), other  # only the opened one
+
+
+HIGHLIGHTED_JS = "() => document.querySelectorAll('main span.highlighted').length"
+
+
+def test_search_words_light_up_only_the_page_opened_from_a_result(browser, site):
+    """After a search, the page opened from a result shows the words highlighted, and a page opened any
+    other way (the sidebar, an address) does not: they followed the reader to every next page (issue 30,
+    item 7; seen failing without book_site.js's clearing)."""
+    context = new_context(browser, viewport={"width": 1366, "height": 900})
+    visit = start_page(browser, site, "search.html?q=wavelength", context=context)
+    page = visit.page
+    try:
+        finish_page(visit)
+        result = "#search-results a[href*='04_visualizing']"
+        page.wait_for_selector(result, timeout=20000)
+        page.locator(result).first.click()
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(300)
+        from_result = page.evaluate(HIGHLIGHTED_JS)
+        page.goto(f"{site}search.html?q=wavelength")
+        page.wait_for_selector(result, timeout=20000)
+        page.locator("nav.bd-links a[href*='03_the_formula']").first.click()  # the sidebar
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(300)
+        elsewhere = page.evaluate(HIGHLIGHTED_JS)
+    finally:
+        visit.close()
+        context.close()
+    assert from_result > 0, "the page opened from a result shows no highlighted word"
+    assert elsewhere == 0, f"a page opened from the sidebar after a search shows {elsewhere} highlighted words"

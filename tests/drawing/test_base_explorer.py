@@ -120,3 +120,16 @@ def test_bad_arguments(kwargs, match):
 def test_explorer_refuses_values_outside_its_sliders(kwargs, match):
     with pytest.raises(ValueError, match=match):
         pe_lib.base_explorer(**kwargs)
+
+
+@pytest.mark.parametrize(("d_model", "base", "length"), [(512, 1e4, 128), (128, 1e4, 64), (64, 100.0, 512),
+                                                         (512, 1e6, 4096), (32, 10.0, 16), (8, 1e4, 4)])
+def test_the_legends_stand_on_no_data(d_model, base, length):
+    """Chapter 9's overview had its distance legend on the neighbour distance's line, and the wavelengths'
+    legend can meet the L line (issue 30, item 3): the drawn artists say both legends are clear now (with
+    both at lower right, as before, 4 of these 6 settings fail)."""
+    from pe_lib.book.figures import legend_over_data
+
+    fig = pe_lib.draw_base_overview(d_model, base=base, length=length)
+    fig.draw_without_rendering()
+    assert legend_over_data(fig) == []

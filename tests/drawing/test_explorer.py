@@ -167,3 +167,21 @@ def test_the_widget_cuts_no_text_in_any_state():
     for n, d, b in STATES:
         d_model.value, length.value, base.value = d, n, b
         assert _texts_outside(w.result, live_canvas.get_renderer()) == [], (n, d, b)
+
+
+@pytest.mark.parametrize(("n", "d", "base"), [(64, 128, 1e4), (512, 128, 1e4), (512, 16, 10.0), (1, 2, 3.16),
+                                              (512, 1024, 1e6), (7, 2, 3.5)])
+def test_the_legend_stands_on_no_data(n, d, base):
+    """The wavelengths' legend stood on the last dots (chapter 4's figure, 64 x 128) and, where the sequence
+    length is the largest value, on its red line (issue 30, item 3): the drawn artists say it is clear now
+    (with the limits of before, the first setting fails), in a new figure and one updated to the setting."""
+    from pe_lib.book.figures import legend_over_data
+
+    explorer = importlib.import_module("pe_lib.drawing.explorer")
+    fig = pe_lib.explorer_figure(n, d, base)
+    fig.draw_without_rendering()
+    assert legend_over_data(fig) == []
+    moved = pe_lib.explorer_figure(64, 128)
+    explorer._update_explorer(moved, n, d, base)
+    moved.draw_without_rendering()
+    assert legend_over_data(moved) == []

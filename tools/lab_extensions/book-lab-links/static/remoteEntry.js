@@ -47,7 +47,7 @@ var _JUPYTERLAB;
     if (!match) {
       return null;
     }
-    var role = decodeURIComponent(match[1]);
+    var role = decodeURIComponent(match[1]).split('`')[0]; // "wavelength`s": a plural's ending after a backtick
     var explicit = /<([^<>]+)>\s*$/.exec(role);
     var term = (explicit ? explicit[1] : role).trim().toLowerCase();
     var entries = node.querySelectorAll('dt, p');
