@@ -4,7 +4,7 @@ same setting; this file covers ``pytest --nbval notebooks/...`` run by hand, who
 
 import os
 
-from pe_lib.book.machine import KERNEL_ENV
+from pe_lib.book.machine import NUMPY_ENV
 
-for _name, _value in KERNEL_ENV.items():
+for _name, _value in NUMPY_ENV.items():
     os.environ.setdefault(_name, _value)
