@@ -126,18 +126,18 @@ def main(argv=None) -> int:
     logs = ROOT / "_build" / "kernel_check"
     logs.mkdir(parents=True, exist_ok=True)
     failed = []
-    runs = [] if args.only == "trained" else [(c, numpy_chapters, {}) for c in numpy_types]
+    runs = [] if args.only == "trained" else [(c, numpy_chapters, False) for c in numpy_types]
     if args.only != "numpy":
-        runs.append((args.trained_core_type, trained_chapters, {"trained": "1"}))
-    for core, chapters, extra in runs:
+        runs.append((args.trained_core_type, trained_chapters, True))
+    for core, chapters, trained in runs:
         env = {**base, "OPENBLAS_CORETYPE": core}
         got = loaded_core(env)
-        label = f"{len(chapters)} {'trained ' if extra else ''}chapters, OpenBLAS {core}"
+        label = f"{len(chapters)} {'trained ' if trained else ''}chapters, OpenBLAS {core}"
         if got not in LOADED_AS.get(core, {core}):
             print(f"  {label}: OpenBLAS loaded {got}, not {core}: the run would check nothing new")
             failed.append(label)
             continue
-        if not nbval(chapters, env, label, logs / f"{core}{'-trained' if extra else ''}.log"):
+        if not nbval(chapters, env, label, logs / f"{core}{'-trained' if trained else ''}.log"):
             failed.append(label)
     if failed:
         print(f"make kernels: {len(failed)} of {len(runs)} runs FAILED: {'; '.join(failed)}")
