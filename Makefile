@@ -17,6 +17,11 @@ export PYTHONHASHSEED := 0
 # numpy's AVX-512 kernels round some exp/log/sin results differently in the last bit: the stored outputs are
 # made and checked with AVX2 kernels on every x86 machine (pe_lib/book/machine.py says why; keep the two equal)
 export NPY_DISABLE_CPU_FEATURES := X86_V4 AVX512_ICL AVX512_SPR
+# and the oneDNN kernels that XLA calls for the trained models are held to AVX2 the same way, and XLA's CPU
+# client gets two threads on every machine (it splits matrix products over them)
+export DNNL_MAX_CPU_ISA := AVX2
+export ONEDNN_MAX_CPU_ISA := AVX2
+export PJRT_NPROC := 2
 export MPLBACKEND := module://matplotlib_inline.backend_inline
 
 .PHONY: help venv lab-venv book serve test lint unit nbval kernels build-check browser execute experiments bench mutate reference clean
@@ -24,7 +29,7 @@ export MPLBACKEND := module://matplotlib_inline.backend_inline
 help:
 	@echo "make book     install (into .venv) and build the website into $(HTML)"
 	@echo "make test     install and run every check: lint, unit/property tests, nbval, other CPU kernels, clean build, browser"
-	@echo "make kernels  nbval again under other OpenBLAS kernels (part of make test)"
+	@echo "make kernels  nbval again under other OpenBLAS kernels, the trained chapters on one core (part of make test)"
 	@echo "make serve    serve the built website on http://127.0.0.1:8000"
 	@echo "make lab      open the notebooks in JupyterLab"
 	@echo "make execute  re-run every notebook in place, deterministically (refreshes stored outputs)"
@@ -128,7 +133,7 @@ browser: venv tests/browser/node_modules/.package-lock.json
 	  -n $(BROWSER_JOBS) --dist loadfile tests/browser
 
 # The stored outputs once more under other CPU kernels: the numpy chapters with each other OpenBLAS core
-# type this processor runs, the trained chapters with one of them (tools/kernel_check.py
+# type this processor runs, the trained chapters with one of them on a single core (tools/kernel_check.py
 # says why). Exit status 3: not x86-64, or too few core types run here; make test then says so at the end.
 kernels: venv
 	$(BIN)/python tools/kernel_check.py

@@ -9,11 +9,11 @@ import os
 
 from hypothesis import HealthCheck, settings
 
-from pe_lib.book.machine import NUMPY_ENV
+from pe_lib.book.machine import KERNEL_ENV
 
 # the tests that start kernels or subprocesses themselves (test_pipeline) inherit it; nbval run on the
 # notebooks by hand gets it from notebooks/conftest.py (see pe_lib/book/machine.py)
-for _name, _value in NUMPY_ENV.items():
+for _name, _value in KERNEL_ENV.items():
     os.environ.setdefault(_name, _value)
 
 settings.register_profile(

@@ -40,10 +40,10 @@ import nbformat
 from nbclient import NotebookClient
 
 from pe_lib.book.figures import PHONE_ENV
-from pe_lib.book.machine import NUMPY_ENV
+from pe_lib.book.machine import KERNEL_ENV
 
 # the kernels this script starts inherit it: the same printed digits on AVX2 and AVX-512 processors
-for _name, _value in NUMPY_ENV.items():
+for _name, _value in KERNEL_ENV.items():
     os.environ.setdefault(_name, _value)
 # and this one: pe_lib.show adds each figure's phone rendering, which the website serves to narrow screens
 os.environ[PHONE_ENV] = "1"

@@ -8,9 +8,11 @@ each time with OpenBLAS forced to another core type that this processor can run:
 
 * the numpy chapters (every chapter that trains no model) under each core type of ``CORE_TYPES``
   other than the one OpenBLAS picks here (``make nbval`` has already checked that one);
-* the trained chapters once more, under one other core type (their numpy parts; JAX does not call
-  OpenBLAS). What the trained chapters still depend on, oneDNN's kernels and the number of cores XLA
-  uses, is not varied here: see ``pe_lib/book/machine.py``.
+* the trained chapters once more, under one other core type, with none of the trained models' settings
+  (oneDNN at AVX2, two XLA threads: ``pe_lib.book.machine.TRAINED_ENV``) in the environment, so that
+  the pins ``import pe_lib`` makes are the ones checked, and with every kernel confined to one core:
+  XLA's CPU client would otherwise use one thread instead of two and sum matrix products in another
+  order.
 
 Nothing is relaxed: the same strict nbval and sanitizer as ``make nbval``. Each run first checks that
 OpenBLAS really loaded the core type it was asked for. A core type this processor cannot run is not
@@ -36,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pe_lib.book.machine import NUMPY_ENV  # noqa: E402
+from pe_lib.book.machine import NUMPY_ENV, ONE_CORE_ENV, TRAINED_ENV  # noqa: E402
 
 # OpenBLAS core types and the processor flags (/proc/cpuinfo) their kernels need
 REQUIRED_FLAGS = {
@@ -131,8 +133,13 @@ def main(argv=None) -> int:
         runs.append((args.trained_core_type, trained_chapters, True))
     for core, chapters, trained in runs:
         env = {**base, "OPENBLAS_CORETYPE": core}
+        if trained:
+            # nothing set by hand: the pins are the ones `import pe_lib` makes in a learner's kernel, and each
+            # nbval worker, with the kernels it starts, runs on one core of its own (notebooks/conftest.py)
+            env = {k: v for k, v in env.items() if k not in TRAINED_ENV} | {ONE_CORE_ENV: "1"}
         got = loaded_core(env)
-        label = f"{len(chapters)} {'trained ' if trained else ''}chapters, OpenBLAS {core}"
+        label = f"{len(chapters)} {'trained ' if trained else ''}chapters, OpenBLAS {core}" + (
+            ", one core per kernel" if trained else "")
         if got not in LOADED_AS.get(core, {core}):
             print(f"  {label}: OpenBLAS loaded {got}, not {core}: the run would check nothing new")
             failed.append(label)

@@ -3,6 +3,7 @@ training and its fair protocol, repeated runs, what a model learned, and a model
 JAX and optax are imported on the first training call, never by `import pe_lib`.
 """
 
+from ..book.machine import pin_trained_kernels
 from .attention_offsets import score_by_offset, weight_at_offset
 from .baselines import order_blind_accuracy
 from .corpus import CORPORA, corpus_split, decode_text, encode_text, held_out_windows, text_batch, unigram_bits
@@ -32,6 +33,11 @@ from .training import (
     train_transformer,
     train_transformers,
 )
+
+# oneDNN (which XLA calls for matrix products) is held to AVX2 and XLA's CPU client to two threads here,
+# at import pe_lib, before JAX first computes: the same trained weights, bit for bit, on every x86
+# processor whatever its number of cores (pe_lib/book/machine.py; a value set by hand is kept)
+pin_trained_kernels()
 
 __all__ = [
     "accuracy_by_position",

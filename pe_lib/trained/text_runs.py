@@ -45,7 +45,9 @@ SEARCH_SEED = 100  # the search trains its own seed, none of the seeds of the re
 # the code a run depends on: a change in any of these files makes the stored results stale
 CODE_FILES = ("trained/training.py", "trained/transformer.py", "trained/tasks.py", "trained/corpus.py",
               "trained/language_model.py", "trained/text_runs.py", "encodings/sinusoidal.py",
-              "encodings/frequencies.py", "encodings/alibi.py")
+              "encodings/frequencies.py", "encodings/alibi.py",
+              # the kernels the runs use: oneDNN at AVX2 and two XLA threads, pinned at import (issue 32)
+              "trained/__init__.py", "book/machine.py")
 
 
 def _code_only(source: str) -> str:
