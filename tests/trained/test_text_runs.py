@@ -85,7 +85,7 @@ def test_one_search_score_again_from_scratch(stored):
 
 def test_stored_models_are_seed_zero_of_the_results(stored):
     models = text_runs.load_models(RESULTS / "20_on_real_text_models.npz")
-    assert [m.encoding for m in models] == ["none", "learned"]
+    assert [m.encoding for m in models] == ["none", "sinusoidal", "learned", "rope", "alibi", "t5"]
     for m in models:
         assert m.config.seed == 0 and m.seq_len == stored["settings"]["seq_len"]
         assert m.config.learning_rate == stored["learning_rates"][m.encoding]
