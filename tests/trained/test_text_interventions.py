@@ -3,6 +3,7 @@ same numbers (a shorter window, a model whose untrained buckets are overwritten 
 bits against task_loss, and bad input refused by name."""
 
 import dataclasses
+import pathlib
 
 import numpy as np
 import pytest
@@ -111,3 +112,17 @@ def test_only_text_models():
                                      batch_size=2, progress=False)
     with pytest.raises(ValueError, match="scores language models \\(task 'text'\\), got a model of task 'reverse'"):
         ti.window_bits(model, 4)
+
+
+def test_stored_models_score_what_the_stored_results_say():
+    # chapter 20's stored seed-0 models, scored here, give the bits per character make experiments stored for them
+    from pe_lib.trained import text_runs
+
+    stored = pathlib.Path(__file__).resolve().parents[2] / "notebooks" / "results"
+    results = text_runs.load_results(stored / "20_on_real_text.json")
+    models = {m.encoding: m for m in text_runs.load_models(stored / "20_on_real_text_models.npz")}
+    assert sorted(models) == sorted(results["bpc"])  # every scheme's model is stored (issue 27)
+    assert all(m.config.seed == 0 for m in models.values())
+    L, n = results["settings"]["seq_len"], results["n_characters"]
+    for enc, model in models.items():
+        assert ti.window_bits(model, L, n_characters=n).mean() == pytest.approx(results["bpc"][enc][0][0], abs=1e-9)
