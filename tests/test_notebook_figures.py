@@ -109,8 +109,6 @@ PHONE_COLUMN = 342
 PHONE_MAX_HEIGHT = 700
 # (notebook, cell index): why the figure is still taller; remove the line when the figure is redrawn
 TOO_TALL_ON_A_PHONE = {
-    ("01_why_positional_encoding", 8): "four attention maps stacked; two columns need shorter titles and a "
-                                       "colour bar of their own: a phone drawing is still to be made",
     ("16_what_was_learned", 22): "chapter 16 was being re-executed by the lead when this check was written",
 }
 
