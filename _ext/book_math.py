@@ -171,26 +171,33 @@ def _top_level_breaks(tex: str) -> bool:
 
 def narrow_tex(tex: str) -> str | None:
     """The formula stacked for a narrow screen (``gathered``: one piece a line), or None when it has no
-    top-level place to break. ``a = b = c`` becomes ``a = b`` over ``= c``; ``x, \\qquad y`` becomes
+    top-level place to break. ``a = b = c`` becomes ``a`` over ``= b`` over ``= c``; ``x, \\qquad y`` becomes
     ``x,`` over ``y``; ``s = a + b`` becomes ``s = a`` over ``+ b``; ``a \\le b`` becomes ``a`` over ``\\le b``."""
     if "\\begin{aligned}" in tex:  # already laid out in lines (display_tex)
         return None
     tokens = _TOKEN.findall(tex)
-    lines, current, equals = [], [], 0
-    for token, depth in zip(tokens, _depths(tokens), strict=True):
+    depths = _depths(tokens)
+    segments, current = [], []  # the equations that \qquad or \quad separates at the top level
+    for token, depth in zip(tokens, depths, strict=True):
         if depth == 0 and token in ("\\qquad", "\\quad"):
-            if "".join(current).strip():
-                lines.append("".join(current).strip())
-            current, equals = [], 0
-            continue
-        if depth == 0 and token == "=":
-            equals += 1
-            if equals > 1:
+            segments.append(current)
+            current = []
+        else:
+            current.append((token, depth))
+    segments.append(current)
+    lines = []
+    for segment in segments:
+        # a chain a = b = c puts each member on a line, its left-hand side too: "a = b" alone was wider
+        # than a phone (issue 30: chapter 1's |PE(p) - PE(p+D)|^2 = d/2 + d/2 - 2 PE.PE, 517 px in 358)
+        chain = sum(depth == 0 and token == "=" for token, depth in segment) > 1
+        current = []
+        for token, depth in segment:
+            if chain and depth == 0 and token == "=" and "".join(current).strip():
                 lines.append("".join(current).strip())
                 current = []
-        current.append(token)
-    if "".join(current).strip():
-        lines.append("".join(current).strip())
+            current.append(token)
+        if "".join(current).strip():
+            lines.append("".join(current).strip())
     if len(lines) == 1:
         lines = _break_sum_or_relation(tokens)
     # {} after each \\: a line that starts with "[" is not read as the \\[size] of the break

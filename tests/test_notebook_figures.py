@@ -13,6 +13,12 @@ image output of every notebook this test requires:
 * one figure per cell;
 * no legend over the data: ``legend_over_data`` in the metadata (what ``pe_lib.show`` found a legend
   covering, from the drawn artists; issue 30, item 3) is empty. Outputs stored before it existed lack it.
+
+A separate test wants every figure, as a phone shows it (its phone rendering, or the figure itself),
+at most ``PHONE_MAX_HEIGHT`` CSS px tall: a 390 x 844 phone shows it whole with the browser's bars
+and the start of its caption (issue 30, item 7: stacked panels 800-1100 px tall). The figures still
+taller are listed in ``TOO_TALL_ON_A_PHONE``, each one to be redrawn; the test fails on a new one and
+on a listed one that fits.
 """
 
 from __future__ import annotations
@@ -95,6 +101,51 @@ def figure_problems(nb) -> list[str]:
             if digest.startswith("Figure data") and not digest.startswith(f"Figure data: {width}x{height} px"):
                 problems.append(f"cell {i}: the digest's size {digest.splitlines()[0]!r} is not {width}x{height}")
     return problems
+
+
+# A 390 px phone's text column, measured in Chromium on the built site (figures are shown this wide), and
+# the tallest figure it shows whole on its 844 px screen next to the browser's bars and a caption line.
+PHONE_COLUMN = 342
+PHONE_MAX_HEIGHT = 700
+# (notebook, cell index): why the figure is still taller; remove the line when the figure is redrawn
+TOO_TALL_ON_A_PHONE = {
+    ("16_what_was_learned", 22): "chapter 16 was being re-executed by the lead when this check was written",
+}
+
+
+def phone_heights(nb) -> dict[int, float]:
+    """{cell index: the CSS px height of its figure on a 390 px phone} for every figure of ``nb``."""
+    heights = {}
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            meta = out.get("metadata", {}).get("image/png", {})
+            shown = meta.get("phone") or meta
+            if isinstance(shown.get("width"), int) and isinstance(shown.get("height"), int):
+                heights[i] = shown["height"] * min(1.0, PHONE_COLUMN / shown["width"])
+    return heights
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_figure_fits_a_phone_screen(path):
+    heights = phone_heights(nbformat.read(path, as_version=4))
+    tall = {i: h for i, h in heights.items() if h > PHONE_MAX_HEIGHT}
+    known = {i for (stem, i) in TOO_TALL_ON_A_PHONE if stem == path.stem}
+    problems = [f"cell {i}: the figure is {h:.0f} CSS px tall on a phone, more than {PHONE_MAX_HEIGHT}: give "
+                "pe_lib.show a phone=(width, height) or a phone drawing"
+                for i, h in sorted(tall.items()) if i not in known]
+    problems += [f"cell {i} is listed in TOO_TALL_ON_A_PHONE but its figure fits now: remove the line"
+                 for i in sorted(known - set(tall))]
+    assert not problems, f"{path.name}:\n  " + "\n  ".join(problems)
+
+
+def test_the_phone_height_check_reads_the_phone_rendering():
+    nb = nbformat.v4.new_notebook()
+    tall = {"width": 760, "height": 500, "phone": {"width": 420, "height": 960}}
+    nb.cells = [nbformat.v4.new_code_cell("x", outputs=[
+        nbformat.v4.new_output("display_data", data={"image/png": ""}, metadata={"image/png": tall})])]
+    assert phone_heights(nb) == {0: 960 * PHONE_COLUMN / 420}  # 782 px: too tall, though 500 on a desktop
+    del nb.cells[0].outputs[0].metadata["image/png"]["phone"]
+    assert phone_heights(nb) == {0: 500 * PHONE_COLUMN / 760}  # no phone rendering: the figure, scaled
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

@@ -88,14 +88,27 @@ def notebook_problems(nb, constants=(), used=None) -> list[str]:
     backing = printed(output_texts(nb))
     for i, cell in enumerate(nb.cells):
         entries = cell.metadata.get("prose_numbers")
+        if cell.cell_type == "code" and figure_captions(cell):
+            # a figure's caption is prose the website shows under it: its numbers need backing too
+            missing, errors = unbacked("\n\n".join(figure_captions(cell)), backing, entries, constants, used)
+            problems += [f"cell {i}: a figure caption: not printed: {m}" for m in missing]
+            problems += [f"cell {i}: {e}" for e in errors]
+            continue
         if cell.cell_type != "markdown":
             if entries is not None:
-                problems.append(f"cell {i}: 'prose_numbers' on a {cell.cell_type} cell means nothing; remove it")
+                problems.append(f"cell {i}: 'prose_numbers' on a {cell.cell_type} cell without a figure caption "
+                                "means nothing; remove it")
             continue
         missing, errors = unbacked(cell.source, backing, entries, constants, used)
         problems += [f"cell {i}: not printed: {m}" for m in missing]
         problems += [f"cell {i}: {e}" for e in errors]
     return problems
+
+
+def figure_captions(cell) -> list[str]:
+    """The captions ``pe_lib.show(..., caption=...)`` stored in a code cell's figure outputs, in order."""
+    return [out.get("metadata", {}).get("image/png", {})["caption"] for out in cell.get("outputs", [])
+            if "caption" in out.get("metadata", {}).get("image/png", {})]
 
 
 @functools.cache
@@ -478,7 +491,33 @@ def test_the_old_notebook_level_list_fails_with_a_pointer():
     assert "no longer read" in p and "markdown cell" in p
     nb = nb_with("x", stdout(""))
     nb.cells[1].metadata["prose_numbers"] = []
-    assert notebook_problems(nb) == ["cell 1: 'prose_numbers' on a code cell means nothing; remove it"]
+    assert notebook_problems(nb) == [
+        "cell 1: 'prose_numbers' on a code cell without a figure caption means nothing; remove it"]
+
+
+def captioned(caption: str):
+    """A figure output as ``pe_lib.show(..., caption=caption)`` stores it."""
+    return nbformat.v4.new_output("display_data", data={"image/png": "iVBOR", "text/plain": "Figure data"},
+                                  metadata={"image/png": {"width": 700, "height": 300, "caption": caption}})
+
+
+def test_a_figure_caption_quotes_only_printed_numbers():
+    # the caption is prose the website shows: an unprinted number in it fails, a printed one passes
+    nb = nb_with("Prose.", stdout("ratio 0.8214\n"), captioned("The ratio falls to 0.821 at the end."))
+    assert notebook_problems(nb) == []
+    nb = nb_with("Prose.", stdout("ratio 0.8219\n"), captioned("The ratio falls to 0.821 at the end."))
+    (p,) = notebook_problems(nb)
+    assert p.startswith("cell 1: a figure caption: not printed: '0.821' in: The ratio falls to 0.821")
+    # a caption's own figure digest backs nothing, and a number printed in another cell does
+    nb = nb_with("Prose 0.5.", stdout("0.5\n"))
+    nb.cells.append(nbformat.v4.new_code_cell("y", outputs=[captioned("Half of it, 0.5, is 0.25 wide.")]))
+    (p,) = notebook_problems(nb)
+    assert p.startswith("cell 2: a figure caption: not printed: '0.25'")
+    # a number that is not computed is allowed in the code cell's metadata, with a reason
+    nb.cells[2].metadata["prose_numbers"] = [{"number": "0.25", "reason": "r"}]
+    assert notebook_problems(nb) == []
+    nb.cells[2].metadata["prose_numbers"] = [{"number": "0.25", "reason": "r"}, {"number": "17", "reason": "r"}]
+    assert len(notebook_problems(nb)) == 1  # an entry that allows nothing is stale
 
 
 def test_the_message_names_cell_number_and_sentence():

@@ -21,6 +21,10 @@
 //    a chapter opened from the sidebar after a search came highlighted (issue 30, item 7). The words are
 //    dropped here (before sphinx_highlight.js reads them, at DOMContentLoaded) unless the page was
 //    opened from a result link (book_search.js marks that click in sessionStorage).
+// 6. The chapter list opens at the current chapter. On a narrow screen the theme shows the sidebar as a
+//    dialog scrolled to its top, and a reader deep in the book saw the first chapters with the current
+//    one off-screen (issue 30, item 7): when that dialog opens, the current page's entry is scrolled to
+//    its middle.
 // 4. Printed lines wrap (book_site.css): each line of a cell's printed output becomes a span of its
 //    own, so that a wrapped line's continuation is indented under its start (issue 30, item 1).
 (() => {
@@ -43,6 +47,18 @@
         first.click();
       });
     }
+  };
+
+  // the current page's entry in the chapter list, in the middle of the phone's sidebar dialog when it opens
+  const openAtCurrentChapter = () => {
+    const modal = document.getElementById("pst-primary-sidebar-modal");
+    if (!modal) return;
+    new MutationObserver(() => {
+      if (!modal.open) return;
+      const links = modal.querySelectorAll(".bd-sidenav a.current");
+      const here = modal.querySelector('.bd-sidenav a.current[href="#"]') || links[links.length - 1];
+      if (here) here.scrollIntoView({ block: "center", behavior: "instant" });
+    }).observe(modal, { attributes: true, attributeFilter: ["open"] });
   };
 
   // ---- figure overlay ---------------------------------------------------------------------------
@@ -217,6 +233,7 @@
     document.querySelectorAll(".bd-article .cell_output div.highlight > pre").forEach(splitPrintedLines);
     forwardToggles(".primary-toggle");
     forwardToggles(".secondary-toggle");
+    openAtCurrentChapter();
     // a figure is an image output of a cell (possibly in Sphinx's link to its file), or a <figure>
     const figures = ".bd-article .cell_output > img, .bd-article .cell_output > a.image-reference > img, "
       + ".bd-article figure img";

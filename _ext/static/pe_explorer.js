@@ -152,18 +152,37 @@
     return ctx;
   };
 
-  // text centred at (x, y) in at most maxWidth: a smaller font first, then squeezed
-  const fitText = (ctx, text, x, y, maxWidth) => {
+  // A title centred above (x, y) in at most maxWidth, never below 10 CSS px (the book's smallest figure
+  // text; issue 30, item 7: titles squeezed by fillText's maxWidth came out at 9 px on a phone). Tried in
+  // turn: the text from 12 px down to 10 px, then each shorter wording in ``alternatives``, then the last
+  // wording at 10 px on two lines, broken at the space nearest its middle (the top margin holds both).
+  const fitText = (ctx, text, x, y, maxWidth, alternatives = []) => {
     const font = ctx.font;
-    for (let size = 12; size >= 10 && ctx.measureText(text).width > maxWidth; size -= 0.5) {
-      ctx.font = font.replace(/^[\d.]+px/, `${size}px`);
+    const sized = (size) => font.replace(/^[\d.]+px/, `${size}px`);
+    for (const wording of [text, ...alternatives]) {
+      for (let size = 12; size >= 10; size -= 0.5) {
+        ctx.font = sized(size);
+        if (ctx.measureText(wording).width <= maxWidth) {
+          ctx.fillText(wording, x, y);
+          ctx.font = font;
+          return;
+        }
+      }
     }
-    ctx.fillText(text, x, y, maxWidth);
+    const last = [text, ...alternatives].at(-1);
+    const spaces = [...last.matchAll(/ /g)].map((m) => m.index);
+    const cut = spaces.length ? spaces.reduce((a, b) => (Math.abs(b - last.length / 2) < Math.abs(a - last.length / 2) ? b : a)) : -1;
+    ctx.font = sized(10);
+    if (cut < 0) ctx.fillText(last, x, y);
+    else {
+      ctx.fillText(last.slice(0, cut), x, y - 12);
+      ctx.fillText(last.slice(cut + 1), x, y);
+    }
     ctx.font = font;
   };
 
   // Axes in a box {left, top, width, height}; x and y map data to pixels (linear or log10).
-  const axes = (ctx, box, { x, y, xlabel, ylabel, title, ylog }) => {
+  const axes = (ctx, box, { x, y, xlabel, ylabel, title, shortTitle, ylog }) => {
     const px = (v) => box.left + ((v - x[0]) / (x[1] - x[0] || 1)) * box.width;
     const ly = ylog ? Math.log10 : (v) => v;
     const [y0, y1] = [ly(y[0]), ly(y[1])];
@@ -196,7 +215,7 @@
     ctx.textAlign = "center";
     ctx.textBaseline = "bottom";
     ctx.fillText(xlabel, box.left + box.width / 2, box.top + box.height + 36);
-    if (title) fitText(ctx, title, box.left + box.width / 2, box.top - 6, box.width);
+    if (title) fitText(ctx, title, box.left + box.width / 2, box.top - 6, box.width, shortTitle ? [shortTitle] : []);
     ctx.save();
     ctx.translate(box.left - 46, box.top + box.height / 2);
     ctx.rotate(-Math.PI / 2);
@@ -265,7 +284,7 @@
   });
 
   // heat map of the table, position 0 on top, with a colour bar
-  const drawTable = (canvas, width, height, table, nPositions, dModel, title) => {
+  const drawTable = (canvas, width, height, table, nPositions, dModel, title, shortTitle) => {
     const ctx = prepare(canvas, width, height);
     const box = plotBox(width, height, 70);
     const pixels = document.createElement("canvas");
@@ -288,7 +307,7 @@
     ctx.imageSmoothingQuality = "high";
     ctx.drawImage(pixels, box.left, box.top, box.width, box.height);
     // axes: x is the dimension j, y the position (0 at the top)
-    const map = axes(ctx, box, { x: [0, dModel], y: [0, nPositions], xlabel: "dimension j", ylabel: "position pos", title });
+    const map = axes(ctx, box, { x: [0, dModel], y: [0, nPositions], xlabel: "dimension j", ylabel: "position pos", title, shortTitle });
     // relabel y from the top: draw over the linear ticks with positions counted downwards
     ctx.fillStyle = "#fff";
     ctx.fillRect(0, box.top - 2, box.left - 5, box.height + 12);
@@ -366,7 +385,8 @@
         const wide = width >= 640;
         const w1 = wide ? Math.round(width * 0.58) : width;
         const w2 = wide ? width - w1 - 9 : width;
-        drawTable(left, w1, 300, table, n, d, `${n} positions x ${d} dimensions, base ${formatG(base)}`);
+        drawTable(left, w1, 300, table, n, d, `${n} positions x ${d} dimensions, base ${formatG(base)}`,
+          `${n} x ${d}, base ${formatG(base)}`);
         const ctx = prepare(right, w2, 300);
         const box = plotBox(w2, 300);
         const lam = wavelengths(d, base);
@@ -375,6 +395,7 @@
           x: [-0.5, Math.max(lam.length - 0.5, 0.5)], y: roomForLegend(logRange(lam, [n])), ylog: true,
           xlabel: "pair index k", ylabel: "wavelength (tokens)",
           title: `${summary.full_turns} of ${summary.pairs} pairs turn fully within the sequence`,
+          shortTitle: `${summary.full_turns} of ${summary.pairs} pairs turn fully`,
         });
         dots(ctx, map, k, lam, COLORS.blue);
         hline(ctx, box, map, n, COLORS.red);
@@ -407,6 +428,7 @@
           x: [-0.5, Math.max(lam.length - 0.5, 0.5)], y: logRange(lam, [length]), ylog: true,
           xlabel: "pair index k", ylabel: "wavelength (positions)",
           title: `${summary.slow_pairs} of ${summary.pairs} pairs have a wavelength > L = ${length}`,
+          shortTitle: `${summary.slow_pairs} of ${summary.pairs} pairs: wavelength > L`,
         });
         const k = Array.from(lam, (_, i) => i);
         dots(ctx, map, k.filter((i) => !slow[i]), k.filter((i) => !slow[i]).map((i) => lam[i]), COLORS.blue);

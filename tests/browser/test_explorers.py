@@ -15,7 +15,7 @@ from contextlib import contextmanager
 import nbformat
 import numpy as np
 import pytest
-from site_helpers import ROOT, open_page, toc_docnames
+from site_helpers import PHONE, ROOT, VIEWPORT, new_context, open_page, toc_docnames
 
 import pe_lib
 
@@ -33,13 +33,13 @@ def widget_cells(docname: str) -> list[str]:
 
 
 @contextmanager
-def checked_page(browser, site, docname: str, kind: str | None = None):
+def checked_page(browser, site, docname: str, kind: str | None = None, context=None):
     """Chapter ``docname`` loaded (with its explorer ``kind``, if given); yields ``(page, problems)``.
 
     The test appends what it finds wrong to ``problems``; when the block ends the page's own problems
     (HTTP errors, console errors, requests leaving the site) are added and the list must be empty.
     """
-    visit = open_page(browser, site, f"{docname}.html")
+    visit = open_page(browser, site, f"{docname}.html", context=context)
     problems: list[str] = []
     try:
         if kind is not None and not visit.page.evaluate(
@@ -169,3 +169,45 @@ def test_number_check_can_fail():
     assert _close({"pairs": 64, "ratio": 1.0}, {"pairs": 64, "ratio": 1.0}) == []
     assert _close({"pairs": 63, "ratio": 1.0 + 1e-9}, {"pairs": 64, "ratio": 1.0}) == [
         "pairs: browser 63, pe_lib 64", f"ratio: browser {1.0 + 1e-9!r}, pe_lib 1.0"]
+
+
+# Records every text an explorer draws with the CSS pixels its glyphs get: the font's size, times the
+# horizontal squeeze fillText applies when the text is wider than its maxWidth argument.
+RECORD_CANVAS_TEXT = """
+(() => {
+  const fill = CanvasRenderingContext2D.prototype.fillText;
+  window.peTexts = [];
+  CanvasRenderingContext2D.prototype.fillText = function (text, x, y, maxWidth) {
+    const width = this.measureText(text).width;
+    const squeeze = maxWidth !== undefined && width > maxWidth ? maxWidth / width : 1;
+    if (this.canvas.closest('.pe-explorer')) window.peTexts.push([String(text), parseFloat(this.font) * squeeze]);
+    return fill.apply(this, arguments);
+  };
+})();
+"""
+# slider settings that make the titles long: every digit count the sliders reach
+EXPLORER_SETTINGS = {
+    ("notebooks/04_visualizing", "table"): [{}, {"n_positions": 1024, "d_model": 1024}, {"base": 5.3}],
+    ("notebooks/09_why_10000", "base"): [{}, {"d_model": 1024, "length": 4096}, {"base": 6.9, "length": 1}],
+}
+
+
+@pytest.mark.parametrize("viewport", [PHONE, VIEWPORT], ids=["phone", "desktop"])
+@pytest.mark.parametrize(("docname", "kind"), list(EXPLORER_SETTINGS), ids=lambda v: v.split("/")[-1])
+def test_explorer_text_is_at_least_10_css_px(browser, site, viewport, docname, kind):
+    """Every text of an explorer's charts, titles included, at 10 CSS px or more, like the figures' text
+    (issue 30, item 7: the titles were squeezed to 9 px on a phone)."""
+    context = new_context(browser, viewport=viewport)
+    context.add_init_script(RECORD_CANVAS_TEXT)
+    try:
+        with checked_page(browser, site, docname, kind, context=context) as (page, problems):
+            small = set()
+            for setting in EXPLORER_SETTINGS[(docname, kind)]:
+                for name, value in setting.items():
+                    _move(page, kind, name, value)
+                texts = page.evaluate("() => { const t = window.peTexts; window.peTexts = []; return t; }")
+                assert texts, f"{kind} explorer drew no text"
+                small |= {(text, round(px, 1)) for text, px in texts if px < 10 - 1e-9}
+            problems += [f"{text!r} at {px} CSS px" for text, px in sorted(small)]
+    finally:
+        context.close()

@@ -117,6 +117,27 @@ def test_tapping_the_menu_opens_the_chapter_list(browser, site, viewport):
         visit.close()
 
 
+@pytest.mark.parametrize("docname", ["notebooks/17_rope_scaling", "notebooks/21_layers_without_positions"])
+def test_the_phone_menu_opens_at_the_current_chapter(browser, site, docname):
+    """The chapter list a phone opens shows the page's own entry on screen (issue 30, item 7: it opened at
+    the top, with a late chapter below the fold)."""
+    visit = _open(browser, site, f"{docname}.html", PHONE, has_touch=True, is_mobile=True)
+    page = visit.page
+    try:
+        page.locator(".primary-toggle:visible").first.tap()
+        page.wait_for_timeout(300)
+        here = page.evaluate("""() => {
+          const a = document.querySelector('#pst-primary-sidebar-modal .bd-sidenav a.current[href="#"]');
+          if (!a) return null;
+          const r = a.getBoundingClientRect();
+          return {text: a.textContent.trim(), top: r.top, bottom: r.bottom, height: innerHeight};
+        }""")
+        assert here is not None, "the open chapter list has no entry for the current page"
+        assert 0 <= here["top"] and here["bottom"] <= here["height"], f"the current chapter is off-screen: {here}"
+    finally:
+        visit.close()
+
+
 def test_the_menu_button_collapses_the_sidebar_on_a_desktop(browser, site):
     visit = _open(browser, site, "notebooks/03_the_formula.html", DESKTOP)
     page = visit.page

@@ -475,7 +475,8 @@ def test_display_formulas_stack_where_they_can_break():
 
     narrow = book_math.narrow_tex
     assert narrow(r"a = \sin(x), \qquad b = \cos(x).") == r"\begin{gathered}a = \sin(x),\\{}b = \cos(x).\end{gathered}"
-    assert narrow(r"z = x + y = e^{i\phi}") == r"\begin{gathered}z = x + y\\{}= e^{i\phi}\end{gathered}"
+    # a chain: every member on a line of its own, the left-hand side too (chapter 1's was wider than a phone)
+    assert narrow(r"z = x + y = e^{i\phi}") == r"\begin{gathered}z\\{}= x + y\\{}= e^{i\phi}\end{gathered}"
     # braces, \left...\right and environments hide their = and \quad: only the one top-level relation breaks
     assert narrow(r"f\left(a = b \quad c\right) = \frac{x = 1}{2}") == (
         r"\begin{gathered}f\left(a = b \quad c\right)\\{}= \frac{x = 1}{2}\end{gathered}")

@@ -16,8 +16,8 @@ icon rules, every icon button was still in the page, focusable and labelled, and
 * **tiny text**: no text of a figure's caption, an explorer or a player is smaller than 10 CSS px,
   and on a desktop no figure is shown below 90% of its designed size (its 8 pt text would be);
 * **numbers off the edge** (issue 30, items 1 and 5): no printed line of a cell's output and no display
-  formula is wider than its box (a reader must not have to scroll sideways to see a result); on a phone
-  a formula that neither breaks nor fits at 70% of its size may scroll, if it shows the fade that says so;
+  formula is wider than its box (a reader must not have to scroll sideways to see a result), on a phone
+  too: a formula too wide there is stacked (``_ext/book_math.py``) or written to break;
 * **a pale caption**: a figure's caption is set at 15 CSS px or more, at weight 400 or more, in a colour
   with a contrast of at least 7:1 on the page (issue 30, item 6: 14.4 px pale grey at weight 300);
 * **a dimmed figure in dark mode**: the first figure (or explorer canvas) of a page shows its white
@@ -130,8 +130,8 @@ WIDE_JS = """(phone) => {
     }
   }
   for (const d of document.querySelectorAll('main div.math .katex-display')) {
-    // on a phone a formula that no break and no smaller size makes fit may scroll, with its cue (a fade)
-    if (shown(d) && d.scrollWidth > d.clientWidth + 1 && !(phone && d.classList.contains('book-scroll'))) {
+    // on a phone too: the three that still scrolled there (chapters 1, 17, 18) now break (issue 30, item 5)
+    if (shown(d) && d.scrollWidth > d.clientWidth + 1) {
       const tex = d.querySelector('annotation')?.textContent.trim().slice(0, 40);
       formulas.push(`a display formula is ${d.scrollWidth} px wide in its ${d.clientWidth} px box: `
                     + JSON.stringify(tex));
