@@ -25,7 +25,7 @@ from .context_extension import (
 from .conventions import TIMESTEP_CONVENTIONS, layout_misread_permutation, permuted_qk, timestep_convention_match
 from .grid import sinusoidal_2d
 from .layer_types import ATTENTION_KINDS, largest_offset, layer_attention_mask, layer_positions
-from .mrope import mrope, mrope_positions
+from .mrope import VIDEO_TIME_RULES, mrope, mrope_positions, mrope_video_positions
 from .packing import (
     cu_seq_lens,
     cu_seq_lens_from_position_ids,
@@ -81,6 +81,8 @@ __all__ = [
     "llama_cpp_frequencies",
     "mrope",
     "mrope_positions",
+    "mrope_video_positions",
+    "VIDEO_TIME_RULES",
     "ntk_base",
     "ntk_frequencies",
     "packed_attention_mask",
