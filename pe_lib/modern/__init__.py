@@ -1,5 +1,5 @@
-"""Positions in today's models: rope_scaling as configs write it, context extension, timesteps, 2-D grids,
-M-RoPE, resampled tables, padding, packing, cache shifts, serving flags, NoPE and windowed layers, temperatures.
+"""Positions in today's models: rope_scaling, context extension, timesteps, 2-D grids, M-RoPE, resampling,
+padding, packing, chunked prefill, cache shifts, serving flags, NoPE and windowed layers, temperatures.
 Numpy only. Used by chapters 13, 17, 18, 19 and 21.
 """
 
@@ -45,6 +45,7 @@ from .padding import (
     padding_mask,
     position_ids_from_mask,
 )
+from .prefill import prefill_chunk, prefill_chunk_bounds
 from .resample import cubic_kernel, resample_grid, resample_weights
 from .rope_scaling import ROPE_TYPES, RopeScalingWarning, config_rope_frequencies, rope_scaling_frequencies
 from .serving import (
@@ -82,6 +83,8 @@ __all__ = [
     "mrope",
     "mrope_positions",
     "mrope_video_positions",
+    "prefill_chunk",
+    "prefill_chunk_bounds",
     "VIDEO_TIME_RULES",
     "ntk_base",
     "ntk_frequencies",
