@@ -247,6 +247,7 @@ ADDED = [
     "VIDEO_TIME_RULES",  # issue 29: chapter 19
     "prefill_chunk",  # issue 29: chapter 19, chunked prefill: positions and mask of one chunk
     "prefill_chunk_bounds",  # issue 29: chapter 19
+    "speculative_round",  # issue 29: chapter 19, positions run and keys cropped in one round
 ]
 
 

@@ -1,5 +1,5 @@
-"""Positions in today's models: rope_scaling, context extension, timesteps, 2-D grids, M-RoPE, resampling,
-padding, packing, chunked prefill, cache shifts, serving flags, NoPE and windowed layers, temperatures.
+"""Positions in today's models: rope_scaling, context extension, timesteps, grids, M-RoPE, resampling, padding,
+packing, chunked prefill, speculative decoding, cache shifts, serving, NoPE, windowed layers, temperatures.
 Numpy only. Used by chapters 13, 17, 18, 19 and 21.
 """
 
@@ -55,6 +55,7 @@ from .serving import (
     vllm_dynamic_frequencies,
     vllm_max_model_len,
 )
+from .speculative import speculative_round
 from .temperature import entropy_by_length, nope_temperature, scalable_softmax, softmax_entropy, target_weight
 from .timestep import timestep_embedding
 
@@ -85,6 +86,7 @@ __all__ = [
     "mrope_video_positions",
     "prefill_chunk",
     "prefill_chunk_bounds",
+    "speculative_round",
     "VIDEO_TIME_RULES",
     "ntk_base",
     "ntk_frequencies",

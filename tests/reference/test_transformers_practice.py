@@ -24,6 +24,9 @@ r"""Chapter 19's functions against the code transformers 5.23.0 runs.
 * :func:`pe_lib.prefill_chunk_bounds` and :func:`pe_lib.prefill_chunk` against what ``generate(prefill_chunk_size=C)``
   passes to each prefill call (``position_ids``, and the mask the first attention layer receives), and chunked
   prefill's first logits against one pass's;
+* :func:`pe_lib.speculative_round` against every target forward pass of an assisted ``generate()`` (greedy,
+  drafts of 1, 3 and 5 tokens from the target with noise on its weights): the positions run, the cache length
+  before and after each round (the crop of rejected drafts), and a result equal to plain greedy decoding;
 * :func:`pe_lib.rope_shift` against ``LlamaRotaryEmbedding`` + ``apply_rotary_pos_emb``: keys rotated by
   transformers at positions ``m`` and moved by ``delta`` equal keys transformers rotates at ``m + delta``,
   for plain and scaled frequencies (transformers forms the angles in float32: within 4 float32 epsilons
@@ -376,3 +379,58 @@ def test_chunked_prefill_gives_the_one_pass_logits(chunk_size):
         record("chunked vs one-pass prefill: first logits", relative_to_largest(ours, theirs), 64 * EPS32,
                "max |Δ| / max |logit|, bound 64 eps32")
         np.testing.assert_array_equal(whole.sequences.numpy(), chunked.sequences.numpy())
+
+
+# ---- speculative (assisted) decoding: the target's positions and its cache after a rejection ------------
+
+@pytest.mark.parametrize("noise", [0.0, 0.1, 0.3, 1.0])
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("n_draft", [1, 3, 5])
+def test_speculative_round_matches_assisted_generate(n_draft, seed, noise):
+    """:func:`pe_lib.speculative_round` against every forward pass of the target in ``generate(assistant_model=...)``
+    (greedy, a prompt of 6 tokens, 14 new ones, ``num_assistant_tokens`` k with a constant schedule, no confidence
+    stop): the
+    ``position_ids`` it runs and the length of its cache at entry, round by round, with the number of accepted
+    drafts read off where the next round starts. The assistant is the target with noise on its weights, so that
+    drafts are rejected as well as accepted; the result equals plain greedy decoding of the target."""
+    target = tiny_llama()
+    assistant = LlamaForCausalLM(target.config).eval()  # the target's weights plus noise: from all drafts
+    torch.manual_seed(100 + seed)  # accepted (noise 0) to most rejected
+    assistant.load_state_dict({name: w + noise * torch.randn_like(w) * w.std() if w.numel() > 1 else w
+                               for name, w in target.state_dict().items()})
+    assistant.generation_config.num_assistant_tokens = n_draft  # the candidate generator reads the assistant's config
+    assistant.generation_config.num_assistant_tokens_schedule = "constant"
+    assistant.generation_config.assistant_confidence_threshold = 0.0  # no early stop of a draft
+    calls = []
+
+    def on_target(module, args, kwargs):
+        cache = kwargs.get("past_key_values")
+        calls.append((kwargs["position_ids"][0].numpy().copy(), 0 if cache is None else cache.get_seq_length()))
+
+    prompt = torch.tensor(np.random.default_rng(seed).integers(3, 32, size=(1, 6)))
+    handle = target.register_forward_pre_hook(on_target, with_kwargs=True)
+    try:
+        assisted = target.generate(prompt, assistant_model=assistant, max_new_tokens=14, min_new_tokens=14,
+                                   do_sample=False, pad_token_id=0)
+    finally:
+        handle.remove()
+    plain = target.generate(prompt, max_new_tokens=14, min_new_tokens=14, do_sample=False, pad_token_id=0)
+    np.testing.assert_array_equal(assisted.numpy(), plain.numpy())
+    n, accepted, rejected = 6, [], 0
+    for i, (run, cached) in enumerate(calls):
+        k = len(run) - (n if i == 0 else 1)  # drafts in this round
+        a = int(calls[i + 1][0][0]) - n if i + 1 < len(calls) else None  # where the next round starts: n + a
+        if a is None:  # the last round: its acceptance is read off the final length instead
+            a = assisted.shape[1] - n - 1
+        ours_run, cropped, n_next = pe_lib.speculative_round(n, k, a, first=i == 0)
+        np.testing.assert_array_equal(run, ours_run)
+        assert cached == (0 if i == 0 else n - 1)  # the cache holds the keys of every token but the last
+        if i + 1 < len(calls):
+            assert calls[i + 1][1] == n_next - 1  # after the crop: n + a keys
+            assert calls[i + 1][1] == cached + len(run) - len(cropped)  # the keys cropped are the ones written last
+        accepted.append(a)
+        rejected += len(cropped)
+        n = n_next
+    assert n == assisted.shape[1]
+    record("speculative_round vs assisted generate(): positions and cache lengths", 0, 0,
+           "equal (asserted), every round")
