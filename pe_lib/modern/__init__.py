@@ -1,5 +1,5 @@
-"""Positions in today's models: rope_scaling as configs write it, context extension, timesteps, 2-D grids,
-M-RoPE, resampled tables, padding, packing, cache shifts, serving flags, NoPE and windowed layers, temperatures.
+"""Positions in today's models: rope_scaling, context extension, timesteps, grids, M-RoPE, resampling, padding,
+packing, chunked prefill, speculative decoding, cache shifts, serving, NoPE, windowed layers, temperatures.
 Numpy only. Used by chapters 13, 17, 18, 19 and 21.
 """
 
@@ -25,7 +25,7 @@ from .context_extension import (
 from .conventions import TIMESTEP_CONVENTIONS, layout_misread_permutation, permuted_qk, timestep_convention_match
 from .grid import sinusoidal_2d
 from .layer_types import ATTENTION_KINDS, largest_offset, layer_attention_mask, layer_positions
-from .mrope import mrope, mrope_positions
+from .mrope import VIDEO_TIME_RULES, mrope, mrope_positions, mrope_video_positions
 from .packing import (
     cu_seq_lens,
     cu_seq_lens_from_position_ids,
@@ -45,6 +45,7 @@ from .padding import (
     padding_mask,
     position_ids_from_mask,
 )
+from .prefill import prefill_chunk, prefill_chunk_bounds
 from .resample import cubic_kernel, resample_grid, resample_weights
 from .rope_scaling import ROPE_TYPES, RopeScalingWarning, config_rope_frequencies, rope_scaling_frequencies
 from .serving import (
@@ -54,6 +55,7 @@ from .serving import (
     vllm_dynamic_frequencies,
     vllm_max_model_len,
 )
+from .speculative import speculative_round
 from .temperature import entropy_by_length, nope_temperature, scalable_softmax, softmax_entropy, target_weight
 from .timestep import timestep_embedding
 
@@ -81,6 +83,11 @@ __all__ = [
     "llama_cpp_frequencies",
     "mrope",
     "mrope_positions",
+    "mrope_video_positions",
+    "prefill_chunk",
+    "prefill_chunk_bounds",
+    "speculative_round",
+    "VIDEO_TIME_RULES",
     "ntk_base",
     "ntk_frequencies",
     "packed_attention_mask",

@@ -18,7 +18,7 @@ import numbers
 
 import numpy as np
 
-from .._validate import check_choice, check_d_model, check_finite_array, check_positive_int
+from .._validate import check_choice, check_d_model, check_finite_array, check_finite_real, check_positive_int
 from ..encodings.frequencies import frequencies
 from ..encodings.rope import ROPE_LAYOUTS
 
@@ -107,3 +107,58 @@ def mrope_positions(segments) -> np.ndarray:
     if not rows:
         return np.zeros((0, 3), dtype=np.int64)
     return np.concatenate(rows).astype(np.int64)
+
+
+VIDEO_TIME_RULES = ("transformers 5.23.0", "before PR 48669", "before PR 45400")
+
+
+def mrope_video_positions(grid, *, start: int = 0, second_per_grid: float = 1.0, tokens_per_second: int = 2,
+                          rule: str = "transformers 5.23.0") -> tuple[np.ndarray, int]:
+    r"""Qwen2.5-VL's ``(t, h, w)`` positions for one video block, with time measured in seconds, and where
+    the text after it starts; as transformers 5.23.0 computes them, and as two earlier 5.x versions did.
+
+    A video of :math:`T` temporal patches ("grids", ``temporal_patch_size`` = 2 frames each) of :math:`H
+    \times W` merged patches, starting at position :math:`s`, has :math:`T H W` tokens in frame-, then
+    row-major order; token :math:`i = kHW + rW + c` is grid :math:`k`, row :math:`r`, column :math:`c`.
+    Qwen2.5-VL spaces the grids by time: with :math:`\Delta` = ``second_per_grid`` (seconds per grid,
+    ``temporal_patch_size / fps``) and :math:`\rho` = ``tokens_per_second`` (2 in Qwen2.5-VL's configs),
+
+    * ``"transformers 5.23.0"`` (since PR 48669, the Qwen team's formula):
+      :math:`t = s + \lfloor k\rho\Delta \rfloor`, :math:`h = s + r`, :math:`w = s + c`; grids closer than
+      :math:`1/\rho` seconds share a time position (``.long()`` after the product);
+    * ``"before PR 48669"`` (PR 45400 merged): :math:`t = s + k\rho\lfloor\Delta\rfloor` — the seconds were
+      truncated first (``int(next(second_per_grid_ts))``), so :math:`\Delta < 1` (more than 2 frames per
+      second) puts every grid at :math:`s`, and :math:`\Delta = 1.5` counts as 1;
+    * ``"before PR 45400"`` (transformers 5.3.0, issue 45381): every token at :math:`t = s\rho\lfloor\Delta
+      \rfloor` (``torch.full(..., start_position) * time_interval``), and :math:`h = s + \lfloor i/(WT)
+      \rfloor` (``repeat_interleave(W * T)``), right only for :math:`T = 1`; :math:`w = s + c`.
+
+    In all three the text after the video starts at :math:`s + \max(H, W)` (``current_pos += max(H, W)``),
+    whatever the video's time range, so it can share time positions with the last grids.
+    Sources: ``get_vision_position_ids`` and ``get_rope_index`` in transformers 5.23.0's
+    ``models/qwen2_5_vl/modeling_qwen2_5_vl.py`` (``make reference`` compares every position), and the lines
+    the two pull requests removed. ``grid``: ``(T, H, W)``, integers >= 1, after merging (as
+    :func:`mrope_positions`). ``start``: integer >= 0. ``second_per_grid``: real > 0. ``tokens_per_second``:
+    integer >= 1. Computed in float64; transformers multiplies in the dtype of ``second_per_grid_ts``.
+    Returns ``(positions, next_start)``: int64 ``(T*H*W, 3)`` and an int.
+    """
+    if not isinstance(grid, (tuple, list)) or len(grid) != 3:
+        raise ValueError(f"grid must be a (T, H, W) triple of integers >= 1, got {grid!r}")
+    t, h, w = (check_positive_int(v, name=f"{axis} of grid") for v, axis in zip(grid, "THW", strict=True))
+    s = check_positive_int(start, name="start", minimum=0)
+    delta = check_finite_real(second_per_grid, name="second_per_grid")
+    if delta <= 0:
+        raise ValueError(f"second_per_grid must be > 0 (seconds per temporal patch: temporal_patch_size / fps), "
+                         f"got {delta!r}")
+    rho = check_positive_int(tokens_per_second, name="tokens_per_second")
+    rule = check_choice(rule, VIDEO_TIME_RULES, name="rule")
+    k, r, c = (a.ravel() for a in np.meshgrid(np.arange(t), np.arange(h), np.arange(w), indexing="ij"))
+    if rule == "transformers 5.23.0":
+        time = s + np.floor(k * (rho * delta)).astype(np.int64)  # floor(k rho Delta): .long() of a product >= 0
+    elif rule == "before PR 48669":
+        time = s + k * (rho * int(delta))  # int(Delta) first
+    else:
+        time = np.full(k.size, s * rho * int(delta))  # start_position * time_interval, for every token
+        r = np.arange(k.size) // (w * t)  # repeat_interleave(W * T): right only for T = 1
+    positions = np.stack([time, s + r, s + c], axis=1).astype(np.int64)
+    return positions, s + max(h, w)

@@ -121,3 +121,80 @@ def test_mrope_names_the_head_dimension_and_refuses_sections_that_are_no_list():
 def test_mrope_positions_are_int64_even_when_empty():
     assert pe_lib.mrope_positions([]).dtype == np.int64 and pe_lib.mrope_positions([]).shape == (0, 3)
     assert pe_lib.mrope_positions([2, (1, 2, 2)]).dtype == np.int64
+
+
+# ---- Qwen2.5-VL videos: time positions in seconds (mrope_video_positions) ---------------------------
+def test_issue_45381s_video_under_each_rule():
+    # The numbers printed in transformers issue 45381: 15 text tokens, a video of 84 grids of 12 x 16 merged
+    # patches (16128 tokens) at fps 1 (2 s per grid), tokens_per_second 2. v5.2.0: time 15 .. 347; 5.3.0: every
+    # token at 60 = 15 * 2 * 2, heights 15 for the first 300 tokens; both: widths 15 .. 30, heights up to 26.
+    fixed, next_fixed = pe_lib.mrope_video_positions((84, 12, 16), start=15, second_per_grid=2.0)
+    broken, next_broken = pe_lib.mrope_video_positions((84, 12, 16), start=15, second_per_grid=2.0,
+                                                       rule="before PR 45400")
+    assert fixed.shape == broken.shape == (16128, 3)
+    assert fixed[0, 0] == 15 and fixed[-1, 0] == 347 and len(np.unique(fixed[:, 0])) == 84
+    assert set(broken[:, 0].tolist()) == {60}
+    assert set(broken[:300, 1].tolist()) == {15} and broken[-1, 1] == 26
+    np.testing.assert_array_equal(broken[:, 2], fixed[:, 2])
+    np.testing.assert_array_equal(fixed[:16, 2], np.arange(15, 31))
+    np.testing.assert_array_equal(fixed[:16 * 12, 1], np.repeat(np.arange(15, 27), 16))  # row-major in a frame
+    np.testing.assert_array_equal(fixed[16 * 12:16 * 13, 1], np.full(16, 15))  # the next frame starts at row 0
+    assert next_fixed == next_broken == 31  # s + max(H, W), inside the video's time range
+    # the seconds were truncated there too (int(next(second_per_grid_ts))): 1.5 s per grid counts as 1
+    assert set(pe_lib.mrope_video_positions((2, 1, 1), start=10, second_per_grid=1.5, rule="before PR 45400")[0][:, 0]
+               .tolist()) == {20}
+
+
+def test_pr_48669s_examples():
+    # "four grids with 0.5-second intervals now have relative temporal coordinates [0, 1, 2, 3] instead of
+    # [0, 0, 0, 0]" (tokens_per_second 2); a scaled step of 1.5 accumulates: 0, 1.5, 3, 4.5 -> 0, 1, 3, 4
+    def times(delta, rule, tokens=2):
+        return pe_lib.mrope_video_positions((4, 1, 1), second_per_grid=delta, tokens_per_second=tokens,
+                                            rule=rule)[0][:, 0].tolist()
+    assert times(0.5, "transformers 5.23.0") == [0, 1, 2, 3]
+    assert times(0.5, "before PR 48669") == [0, 0, 0, 0]
+    assert times(1.5, "transformers 5.23.0", tokens=1) == [0, 1, 3, 4]
+    assert times(1.5, "before PR 48669", tokens=1) == [0, 1, 2, 3]  # int(1.5) = 1
+    assert times(2.0, "before PR 48669") == times(2.0, "transformers 5.23.0") == [0, 4, 8, 12]  # whole seconds agree
+
+
+def test_the_integration_test_of_pr_45400_could_not_see_the_bug():
+    # second_per_grid 0.083 truncates to 0: before either fix, every grid gets one time position, which is what a
+    # test expecting "interval x 0" expects too. Since PR 48669 the grids move apart, one step per 1/0.166 grids.
+    for rule in ("before PR 45400", "before PR 48669"):
+        assert len(set(pe_lib.mrope_video_positions((8, 1, 1), second_per_grid=0.083, rule=rule)[0][:, 0])) == 1
+    assert pe_lib.mrope_video_positions((8, 1, 1), second_per_grid=0.083)[0][:, 0].tolist() == [0] * 7 + [1]
+
+
+def test_qwen_docstring_example_and_agreement_with_mrope_positions():
+    # get_rope_index's docstring (the Qwen team's): fps 1, tokens_per_second 25, temporal_patch_size 2 -> 50 apart
+    pos, nxt = pe_lib.mrope_video_positions((3, 2, 2), second_per_grid=2.0, tokens_per_second=25)
+    assert pos[:, 0].tolist() == [0] * 4 + [50] * 4 + [100] * 4
+    assert pos[:, 1].tolist() == [0, 0, 1, 1] * 3 and pos[:, 2].tolist() == [0, 1, 0, 1] * 3 and nxt == 2
+    # one time step per grid (Qwen2-VL) is mrope_positions' video block
+    np.testing.assert_array_equal(pe_lib.mrope_video_positions((3, 4, 5), start=7, tokens_per_second=1)[0],
+                                  pe_lib.mrope_positions([7, (3, 4, 5)])[7:])
+
+
+def test_fast_videos_share_time_positions_by_design():
+    # tokens_per_second 2 and 2 frames per grid: above 4 frames per second two grids can share a time position
+    for fps, distinct in ((4, 10), (5, 8), (8, 5)):
+        times = pe_lib.mrope_video_positions((10, 1, 1), second_per_grid=2 / fps)[0][:, 0]
+        assert len(set(times.tolist())) == distinct  # floor(k * 4 / fps), k = 0..9
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    (dict(grid=(2, 2)), r"grid must be a \(T, H, W\) triple of integers >= 1, got \(2, 2\)"),
+    (dict(grid=5), r"grid must be a \(T, H, W\) triple"),
+    (dict(grid=(0, 2, 2)), r"T of grid must be an integer >= 1, got 0"),
+    (dict(grid=(1, 2, 2.0)), r"W of grid must be an integer >= 1"),
+    (dict(grid=(1, 2, 2), start=-1), r"start must be an integer >= 0, got -1"),
+    (dict(grid=(1, 2, 2), second_per_grid=0.0), r"second_per_grid must be > 0 .* got 0.0"),
+    (dict(grid=(1, 2, 2), second_per_grid=float("nan")), r"second_per_grid must be a finite real number"),
+    (dict(grid=(1, 2, 2), tokens_per_second=0), r"tokens_per_second must be an integer >= 1, got 0"),
+    (dict(grid=(1, 2, 2), rule="5.3.0"), r"rule must be one of 'transformers 5.23.0', 'before PR 48669'"),
+])
+def test_video_positions_bad_input(kwargs, match):
+    grid = kwargs.pop("grid")
+    with pytest.raises(ValueError, match=match):
+        pe_lib.mrope_video_positions(grid, **kwargs)

@@ -21,6 +21,12 @@ r"""Chapter 19's functions against the code transformers 5.23.0 runs.
   batch, and :func:`pe_lib.sliding_window_slots` (``"shift"``) against ``StaticSlidingWindowLayer``;
 * :func:`pe_lib.alibi_key_bias` against BLOOM's ``build_alibi_tensor`` (keys counted over real tokens) and
   MPT's ``build_mpt_alibi_tensor`` (keys counted by slot), for left and right padding;
+* :func:`pe_lib.prefill_chunk_bounds` and :func:`pe_lib.prefill_chunk` against what ``generate(prefill_chunk_size=C)``
+  passes to each prefill call (``position_ids``, and the mask the first attention layer receives), and chunked
+  prefill's first logits against one pass's;
+* :func:`pe_lib.speculative_round` against every target forward pass of an assisted ``generate()`` (greedy,
+  drafts of 1, 3 and 5 tokens from the target with noise on its weights): the positions run, the cache length
+  before and after each round (the crop of rejected drafts), and a result equal to plain greedy decoding;
 * :func:`pe_lib.rope_shift` against ``LlamaRotaryEmbedding`` + ``apply_rotary_pos_emb``: keys rotated by
   transformers at positions ``m`` and moved by ``delta`` equal keys transformers rotates at ``m + delta``,
   for plain and scaled frequencies (transformers forms the angles in float32: within 4 float32 epsilons
@@ -308,3 +314,123 @@ def test_alibi_key_bias_against_bloom_and_mpt(side, num_heads):
     for b in range(len(lengths)):
         record("alibi_key_bias('slots') vs MPT's build_mpt_alibi_tensor",
                relative_to_largest(ours[b], mpt[:, 0, :].double().numpy()), 4 * EPS32, "max |Δ|/max |bias|")
+
+
+# ---- chunked prefill: generate(prefill_chunk_size=C) ----------------------------------------------------
+
+def _chunked_generate(model, padded, mask, chunk_size, n_new=2):
+    """What every forward call of a greedy generate() receives: (position_ids, the first layer's 4-D mask)."""
+    calls = []
+
+    def on_model(module, args, kwargs):
+        calls.append({"position_ids": kwargs["position_ids"].numpy().copy()})
+
+    def on_attention(module, args, kwargs):
+        calls[-1]["mask"] = kwargs["attention_mask"][:, 0].numpy().copy()  # (batch, q, kv), 0 = allowed
+
+    handles = [model.register_forward_pre_hook(on_model, with_kwargs=True),
+               model.model.layers[0].self_attn.register_forward_pre_hook(on_attention, with_kwargs=True)]
+    try:
+        out = model.generate(input_ids=torch.tensor(padded), attention_mask=torch.tensor(mask), max_new_tokens=n_new,
+                             min_new_tokens=n_new, do_sample=False, pad_token_id=0, prefill_chunk_size=chunk_size,
+                             output_logits=True, return_dict_in_generate=True)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return calls, out
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("chunk_size", [1, 3, 4, 11, 20])
+def test_chunked_prefill_positions_and_mask(chunk_size, side):
+    """:func:`pe_lib.prefill_chunk_bounds` and :func:`pe_lib.prefill_chunk` against every prefill call of
+    ``generate(prefill_chunk_size=C)`` on a padded batch (prompts of 11, 7 and 2 tokens in 11 slots, eager
+    attention): one call per chunk, the ``position_ids`` it is given, and the slots the first layer's mask lets
+    each real query see (pad queries' rows are not compared: transformers fills them as it likes)."""
+    model = tiny_llama(attn_implementation="eager")
+    tokens = np.random.default_rng(chunk_size).integers(3, 32, size=(3, 11))
+    padded, mask = pe_lib.pad_batch(tokens, [11, 7, 2], side=side, pad_id=0)
+    calls, _ = _chunked_generate(model, padded, mask, chunk_size)
+    bounds = pe_lib.prefill_chunk_bounds(11, chunk_size)
+    prefill_calls = calls[: len(bounds) - 1]
+    assert [c["position_ids"].shape[1] for c in prefill_calls] == np.diff(bounds).tolist()
+    worst = 0
+    for call, start, stop in zip(prefill_calls, bounds[:-1], bounds[1:], strict=True):
+        positions, allowed = pe_lib.prefill_chunk(mask, int(start), int(stop))
+        np.testing.assert_array_equal(call["position_ids"], positions)
+        theirs = call["mask"] == 0  # (batch, q, stop): transformers' dynamic cache holds exactly the slots so far
+        real = mask[:, start:stop] == 1
+        worst = max(worst, int(np.sum(theirs[real] != allowed[real])))
+    record("prefill_chunk vs generate(prefill_chunk_size): mask entries of real queries", worst, 0, "count")
+    record("prefill_chunk vs generate(prefill_chunk_size): position_ids", 0, 0, "equal (asserted)")
+
+
+@pytest.mark.parametrize("chunk_size", [1, 4, 5])
+def test_chunked_prefill_gives_the_one_pass_logits(chunk_size):
+    """The first generated token's logits with chunked prefill equal those of one pass over the prompt to float32
+    rounding (eager and sdpa): nothing about positions or the mask changes when a prompt is cut."""
+    for implementation in ("eager", "sdpa"):
+        model = tiny_llama(attn_implementation=implementation)
+        tokens = np.random.default_rng(7).integers(3, 32, size=(3, 11))
+        padded, mask = pe_lib.pad_batch(tokens, [11, 7, 2], side="left", pad_id=0)
+        _, chunked = _chunked_generate(model, padded, mask, chunk_size)
+        _, whole = _chunked_generate(model, padded, mask, None)
+        ours, theirs = whole.logits[0].double().numpy(), chunked.logits[0].double().numpy()  # raw, before processors
+        record("chunked vs one-pass prefill: first logits", relative_to_largest(ours, theirs), 64 * EPS32,
+               "max |Δ| / max |logit|, bound 64 eps32")
+        np.testing.assert_array_equal(whole.sequences.numpy(), chunked.sequences.numpy())
+
+
+# ---- speculative (assisted) decoding: the target's positions and its cache after a rejection ------------
+
+@pytest.mark.parametrize("noise", [0.0, 0.1, 0.3, 1.0])
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("n_draft", [1, 3, 5])
+def test_speculative_round_matches_assisted_generate(n_draft, seed, noise):
+    """:func:`pe_lib.speculative_round` against every forward pass of the target in ``generate(assistant_model=...)``
+    (greedy, a prompt of 6 tokens, 14 new ones, ``num_assistant_tokens`` k with a constant schedule, no confidence
+    stop): the
+    ``position_ids`` it runs and the length of its cache at entry, round by round, with the number of accepted
+    drafts read off where the next round starts. The assistant is the target with noise on its weights, so that
+    drafts are rejected as well as accepted; the result equals plain greedy decoding of the target."""
+    target = tiny_llama()
+    assistant = LlamaForCausalLM(target.config).eval()  # the target's weights plus noise: from all drafts
+    torch.manual_seed(100 + seed)  # accepted (noise 0) to most rejected
+    assistant.load_state_dict({name: w + noise * torch.randn_like(w) * w.std() if w.numel() > 1 else w
+                               for name, w in target.state_dict().items()})
+    assistant.generation_config.num_assistant_tokens = n_draft  # the candidate generator reads the assistant's config
+    assistant.generation_config.num_assistant_tokens_schedule = "constant"
+    assistant.generation_config.assistant_confidence_threshold = 0.0  # no early stop of a draft
+    calls = []
+
+    def on_target(module, args, kwargs):
+        cache = kwargs.get("past_key_values")
+        calls.append((kwargs["position_ids"][0].numpy().copy(), 0 if cache is None else cache.get_seq_length()))
+
+    prompt = torch.tensor(np.random.default_rng(seed).integers(3, 32, size=(1, 6)))
+    handle = target.register_forward_pre_hook(on_target, with_kwargs=True)
+    try:
+        assisted = target.generate(prompt, assistant_model=assistant, max_new_tokens=14, min_new_tokens=14,
+                                   do_sample=False, pad_token_id=0)
+    finally:
+        handle.remove()
+    plain = target.generate(prompt, max_new_tokens=14, min_new_tokens=14, do_sample=False, pad_token_id=0)
+    np.testing.assert_array_equal(assisted.numpy(), plain.numpy())
+    n, accepted, rejected = 6, [], 0
+    for i, (run, cached) in enumerate(calls):
+        k = len(run) - (n if i == 0 else 1)  # drafts in this round
+        a = int(calls[i + 1][0][0]) - n if i + 1 < len(calls) else None  # where the next round starts: n + a
+        if a is None:  # the last round: its acceptance is read off the final length instead
+            a = assisted.shape[1] - n - 1
+        ours_run, cropped, n_next = pe_lib.speculative_round(n, k, a, first=i == 0)
+        np.testing.assert_array_equal(run, ours_run)
+        assert cached == (0 if i == 0 else n - 1)  # the cache holds the keys of every token but the last
+        if i + 1 < len(calls):
+            assert calls[i + 1][1] == n_next - 1  # after the crop: n + a keys
+            assert calls[i + 1][1] == cached + len(run) - len(cropped)  # the keys cropped are the ones written last
+        accepted.append(a)
+        rejected += len(cropped)
+        n = n_next
+    assert n == assisted.shape[1]
+    record("speculative_round vs assisted generate(): positions and cache lengths", 0, 0,
+           "equal (asserted), every round")

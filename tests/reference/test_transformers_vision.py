@@ -1,4 +1,5 @@
-r"""M-RoPE (``pe_lib.mrope``, ``pe_lib.mrope_positions``) against Qwen2-VL's code in transformers, and
+r"""M-RoPE (``pe_lib.mrope``, ``pe_lib.mrope_positions``) against Qwen2-VL's code in transformers,
+``pe_lib.mrope_video_positions`` (videos with time in seconds) against Qwen2.5-VL's ``get_rope_index``, and
 ``pe_lib.resample_grid`` against ViT's ``interpolate_pos_encoding`` (PyTorch's bicubic ``interpolate``).
 
 Tolerances. Positions are integers: equal. The rotation is float32 in transformers: the angle
@@ -17,7 +18,8 @@ import numpy as np
 import pytest
 import torch
 from conftest import EPS32, record, relative_to_largest
-from transformers import Qwen2VLConfig, ViTConfig
+from transformers import Qwen2_5_VLConfig, Qwen2VLConfig, ViTConfig
+from transformers.models.qwen2_5_vl.modeling_qwen2_5_vl import Qwen2_5_VLModel
 from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLTextConfig
 from transformers.models.qwen2_vl.modeling_qwen2_vl import (
     Qwen2VLModel,
@@ -126,6 +128,59 @@ def test_mrope_rotation_matches_qwen2_vl(segments):
     diff = max(float(np.max(np.abs(ours_q - q_rot.double().numpy()))),
                float(np.max(np.abs(ours_k - k_rot.double().numpy()))))
     record("mrope rotation vs Qwen2-VL", diff, tolerance, "max |Δ|, bound 4 eps32 (1 + max p) max |x|")
+
+
+class _VideoRopeIndex:
+    """Just enough of ``Qwen2_5_VLModel`` to call its ``get_rope_index`` with a chosen ``tokens_per_second``."""
+
+    get_rope_index = Qwen2_5_VLModel.get_rope_index
+    get_vision_position_ids = Qwen2_5_VLModel.get_vision_position_ids
+
+    def __init__(self, tokens_per_second):
+        self.config = Qwen2_5_VLConfig()
+        self.config.vision_config.tokens_per_second = tokens_per_second
+        assert self.config.vision_config.spatial_merge_size == MERGE
+
+
+# (T, H, W) after merging; the first is issue 45381's video (84 grids of 12 x 16, 15 text tokens before it)
+VIDEO_GRIDS = [(84, 12, 16), (4, 1, 1), (8, 3, 5), (3, 2, 2), (1, 4, 4), (40, 2, 3)]
+# seconds per grid = temporal_patch_size / fps for fps 4, 1, 4/3, 8/3, 3, 5, 2, 24 and PR 45400's 0.083
+SECONDS_PER_GRID = [0.5, 2.0, 1.5, 0.75, 2 / 3, 0.4, 1.0, 1 / 12, 0.083]
+
+
+@pytest.mark.parametrize("tokens_per_second", [2, 4, 25])
+@pytest.mark.parametrize("second_per_grid", SECONDS_PER_GRID, ids=[f"{s:.3g}s" for s in SECONDS_PER_GRID])
+@pytest.mark.parametrize("grid", VIDEO_GRIDS, ids=[str(g) for g in VIDEO_GRIDS])
+def test_video_positions_match_qwen2_5_vl_get_rope_index(grid, second_per_grid, tokens_per_second):
+    """``pe_lib.mrope_video_positions`` (rule "transformers 5.23.0") against ``Qwen2_5_VLModel.get_rope_index``
+    for 15 text tokens, the video, 10 text tokens: every (t, h, w) of the video, and the text after it starting
+    at ``next_start``. ``second_per_grid_ts`` is a float32 tensor, as the processor returns it; pe_lib is given
+    the same float32 value, in float64."""
+    t, h, w = grid
+    before, after = 15, 10
+    types = [0] * before + [2] * (t * h * w) + [0] * after
+    seconds = torch.tensor([second_per_grid], dtype=torch.float32)
+    position_ids, _ = _VideoRopeIndex(tokens_per_second).get_rope_index(
+        torch.zeros(1, len(types), dtype=torch.long), torch.tensor([types]),
+        video_grid_thw=torch.tensor([[t, h * MERGE, w * MERGE]]), second_per_grid_ts=seconds)
+    theirs = position_ids[:, 0, :].T.numpy()  # (n, 3)
+    ours, next_start = pe_lib.mrope_video_positions(grid, start=before, second_per_grid=float(seconds[0]),
+                                                    tokens_per_second=tokens_per_second)
+    text_after = np.repeat(np.arange(next_start, next_start + after)[:, None], 3, axis=1)
+    expected = np.concatenate([np.repeat(np.arange(before)[:, None], 3, axis=1), ours, text_after])
+    record("mrope_video_positions vs Qwen2.5-VL get_rope_index", float(np.max(np.abs(expected - theirs))), 0,
+           "max |Δ| (integers)")
+
+
+def test_text_after_issue_45381s_video_starts_inside_its_time_range():
+    """transformers 5.23.0 starts the text after a video at s + max(H, W) (here 15 + 16 = 31) while the video's
+    time positions run to s + floor(83 * 2 * 2) = 347; issue 45381 shows v5.2.0 starting it at 348."""
+    types = [0] * 15 + [2] * (84 * 12 * 16) + [0] * 10
+    position_ids, _ = _VideoRopeIndex(2).get_rope_index(
+        torch.zeros(1, len(types), dtype=torch.long), torch.tensor([types]),
+        video_grid_thw=torch.tensor([[84, 24, 32]]), second_per_grid_ts=torch.tensor([2.0]))
+    time = position_ids[0, 0].numpy()
+    assert time[15 + 84 * 12 * 16 - 1] == 347 and time[-10] == 31
 
 
 # ---- resizing a learned table: ViT's interpolate_pos_encoding ------------------------------------------
