@@ -131,3 +131,40 @@ def test_check_positions_of_a_count_are_float64_and_too_many_are_refused_in_full
     with pytest.raises(ValueError) as error:
         check_finite_array(np.float64(1.0), name="x", min_ndim=1)
     assert str(error.value) == "x must be at least 1-D, got shape ()"
+
+
+# The shared checks of pe_lib._validate called directly (issue 32 item 6): each test failed with the named one-line
+# bug planted in _validate.py, which the module tests alone let through.
+
+def test_check_finite_real_refuses_a_bool():
+    from pe_lib._validate import check_finite_real
+
+    assert check_finite_real(2, name="x") == 2.0
+    with pytest.raises(ValueError, match="x must be a finite real number"):
+        check_finite_real(True, name="x")  # planted: the bool test removed (True is a numbers.Real)
+
+
+def test_check_table_size_allows_exactly_the_limit():
+    from pe_lib._validate import MAX_TABLE_ELEMENTS, check_table_size
+
+    check_table_size(MAX_TABLE_ELEMENTS // 4, 4)  # 2**28 elements: allowed (nothing is allocated)
+    with pytest.raises(ValueError):
+        check_table_size(MAX_TABLE_ELEMENTS // 4 + 1, 4)  # 4 more: refused (planted: limit doubled)
+
+
+def test_check_choice_takes_a_str_only():
+    from pe_lib._validate import check_choice
+
+    assert check_choice("split", ("interleaved", "split"), name="layout") == "split"
+    # a 0-d numpy string compares equal to "split" but is no str (planted: the str test removed)
+    with pytest.raises(ValueError, match="layout must be one of 'interleaved', 'split'"):
+        check_choice(np.array("split"), ("interleaved", "split"), name="layout")
+
+
+def test_check_finite_array_refuses_nan_and_infinity():
+    from pe_lib._validate import check_finite_array
+
+    np.testing.assert_array_equal(check_finite_array([1, 2], name="x"), [1.0, 2.0])
+    for bad in (np.nan, np.inf, -np.inf):
+        with pytest.raises(ValueError, match="x must be finite"):  # planted: the finiteness check removed
+            check_finite_array([1.0, bad], name="x")

@@ -383,3 +383,10 @@ def test_cosines_are_clipped_to_plus_minus_one():
     np.testing.assert_array_equal(pe_lib.cosine_matrix(a, np.vstack([a, -a])), [[1.0, -1.0]])
     unit = [[1.0, 0.0, 0.0, 0.0, 0.0]]  # a unit row in b is fine
     np.testing.assert_allclose(pe_lib.cosine_matrix(a, unit), [[a[0, 0] / np.linalg.norm(a)]], rtol=1e-15)
+
+
+def test_a_token_table_one_wider_than_the_model_is_refused():
+    # d_token may equal the width (adding the encoding), not exceed it by even one (planted: d_token > width + 1)
+    assert pe_lib.transformer_parameters(8, vocab_size=5, d_token=8)["embedding"] == 40
+    with pytest.raises(ValueError, match=r"d_token \(9\) cannot exceed the model width \(8\)"):
+        pe_lib.transformer_parameters(8, vocab_size=5, d_token=9)

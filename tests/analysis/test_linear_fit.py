@@ -82,3 +82,14 @@ def test_r_squared_of_several_targets_uses_each_target_s_own_mean():
 def test_messages_name_the_argument(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_rms_is_over_every_output_of_every_row():
+    # y's first column [0, 1, 0, 1] fitted by a line on x = 0..3 (slope 0.2, intercept 0.2 by the normal
+    # equations: residuals 0.2, -0.6, 0.6, -0.2, squares summing to 0.8); its second column is x itself
+    # (residual 0): rms = sqrt(0.8 / (4 rows * 2 outputs)) = sqrt(0.1) (planted: divided by the rows only)
+    x = np.arange(4.0)[:, None]
+    y = np.column_stack([[0.0, 1.0, 0.0, 1.0], np.arange(4.0)])
+    m, rms = pe_lib.fit_linear_map(x, y, intercept=True)
+    np.testing.assert_allclose(m, [[0.2, 0.2], [1.0, 0.0]], atol=1e-12)
+    assert rms == pytest.approx(np.sqrt(0.1), rel=1e-12)

@@ -269,3 +269,11 @@ def test_layer_probe_centres_float32_states_in_float64():
     states32 = (states + 1000.0).astype(np.float32)
     expected = pe_lib.layer_probe(states32.astype(np.float64), pos, n_train=8)
     np.testing.assert_allclose(pe_lib.layer_probe(states32, pos, n_train=8), expected, rtol=1e-13)
+
+
+def test_token_spread_centres_each_sequence_on_its_own_mean():
+    # two sequences, each of one repeated vector ([1, 0] and [0, 1]): within each sequence the tokens are alike,
+    # so the spread is 0 although the sequences differ (planted: one mean over the whole batch, which gives
+    # ||X - mean||_F / ||X||_F = sqrt(4 * 0.5) / sqrt(4) = 0.707)
+    states = np.array([[[[1.0, 0.0]] * 2, [[0.0, 1.0]] * 2]])  # (1 layer, 2 sequences, 2 tokens, d = 2)
+    np.testing.assert_array_equal(pe_lib.token_spread(states), [0.0])

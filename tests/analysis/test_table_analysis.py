@@ -177,3 +177,13 @@ def test_components_for_variance_refuses_bad_input(shares, fraction, message):
 def test_principal_directions_refuses_a_bad_k():
     with pytest.raises(ValueError, match="k must be an integer between 1 and 3, got 4"):
         pe_lib.principal_directions(np.eye(3), 4)
+
+
+def test_folds_may_be_as_many_as_rows():
+    # "folds from 2 to the number of rows": leave-one-out (folds = n) is allowed, n + 1 is not (planted: folds < n)
+    pos = np.arange(6.0)
+    table = np.column_stack([2.0 * pos, np.cos(pos)])
+    held_out, fitted = pe_lib.position_regression_error(table, seed=0, folds=6)
+    assert held_out == 0.0 and fitted == 0.0  # linear in the position: every row guessed exactly
+    with pytest.raises(ValueError, match=r"from 2 to the number of rows \(6\), got 7"):
+        pe_lib.position_regression_error(table, seed=0, folds=7)

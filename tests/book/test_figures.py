@@ -307,3 +307,42 @@ def test_a_caption_says_the_finding_beside_the_alt_text():
     with mock.patch("IPython.display.display") as display:
         pe_lib.show(fig, alt=alt, caption="The line rises and the bars grow.")
     assert display.call_args.kwargs["metadata"]["image/png"]["caption"] == "The line rises and the bars grow."
+
+
+# Rules of encode_png and legend_over_data that the tests above would pass under another rule (issue 32 item 6)
+
+def test_a_palette_that_moves_too_many_pixels_is_refused_even_with_a_small_mean():
+    """800 scattered pixels of random colours on white (2% of 200 x 200): Pillow's 256-colour median cut, run
+    here as the docstring describes, moves 0.9% of the pixels by more than 16 levels (above the 0.5% allowed)
+    but by only 0.34 levels on average (below the 1.0 allowed): the share rule alone refuses the palette
+    (planted: the share rule dropped)."""
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    image = np.full((200, 200, 4), 255, np.uint8)
+    flat = image.reshape(-1, 4)
+    flat[rng.choice(200 * 200, size=800, replace=False), :3] = rng.integers(0, 255, size=(800, 3))
+    rgb = Image.fromarray(np.ascontiguousarray(image[..., :3]), mode="RGB")
+    palette = rgb.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    moved = np.abs(np.asarray(palette.convert("RGB"), dtype=np.int16) - image[..., :3]).max(axis=2)
+    assert np.mean(moved > 16) > 0.005 and moved.mean() <= 1.0  # the case this test is about
+    kind, pixels = _decoded(figures.encode_png(image))
+    assert kind == 2 and np.array_equal(pixels, image)  # lossless RGB
+
+
+def test_one_half_transparent_pixel_keeps_the_png_rgba():
+    # "RGBA when any pixel is transparent": alpha 128 counts, not only 0 (planted: only alpha 0 counted)
+    image = np.zeros((4, 4, 4), dtype=np.uint8)
+    image[..., 3] = 255
+    image[1, 2, 3] = 128
+    kind, pixels = _decoded(figures.encode_png(image))
+    assert kind == 6 and np.array_equal(pixels, image)
+
+
+def test_a_hidden_line_under_a_legend_is_not_reported():
+    fig = _legend_panel("lower right")
+    rising = [line for line in fig.axes[0].get_lines() if line.get_label() == "rising"][0]
+    rising.set_visible(False)
+    fig.draw_without_rendering()
+    covered = figures.legend_over_data(fig)  # planted: the line's visibility not checked
+    assert "axes 0: the legend covers line 'rising'" not in covered and any("bars" in c for c in covered), covered

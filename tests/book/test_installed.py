@@ -37,3 +37,14 @@ def test_package_file_finds_a_package_without_importing_it_and_refuses_what_is_n
             installed.package_file(name, "x")
         assert str(error.value) == (f"the package {name!r} is not installed: make venv installs it "
                                     "(requirements-data.txt)")
+
+
+@pytest.mark.parametrize("digit", [0, 31, 63])
+def test_every_hex_digit_of_the_pin_counts(tmp_path, digit):
+    # a pin that differs from the file's SHA-256 in one hex digit, first, middle or last, is refused (planted:
+    # only the first 8 digits compared)
+    path = tmp_path / "abc.txt"
+    path.write_bytes(b"abc")
+    other = ABC[:digit] + ("0" if ABC[digit] != "0" else "1") + ABC[digit + 1:]
+    with pytest.raises(ValueError, match="not the pinned file"):
+        installed.verified_file(path, other)

@@ -145,3 +145,8 @@ def test_packed_labels_ignore_every_first_token():
 def test_bad_input_to_the_transformers_rules(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_a_position_that_jumps_forward_starts_a_document_too():
+    # "does not go up by exactly one": a jump by 3 starts a document as a fall does (planted: step < 1 only)
+    assert pe_lib.documents_from_position_ids([0, 1, 2, 5, 6, 0]).tolist() == [0, 0, 0, 1, 1, 2]

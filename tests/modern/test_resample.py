@@ -123,3 +123,10 @@ def test_the_kernel_is_zero_from_two_on_and_computed_in_float64():
 def test_errors_name_the_argument(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_a_table_with_its_class_token_is_refused_by_name():
+    # ViT's table is 1 + h * w rows with the class token first: refused with the advice to drop it, not left to a
+    # reshape error (planted: only too few rows refused)
+    with pytest.raises(ValueError, match=r"table has 5 rows, but old_size 2 x 2 needs 4; drop the class token"):
+        pe_lib.resample_grid(np.zeros((5, 3)), (2, 2), (3, 3))

@@ -838,3 +838,12 @@ def test_whole_error_messages(head_dim, rope_scaling, kwargs, message):
     with pytest.raises((ValueError, TypeError)) as error:
         pe_lib.rope_scaling_frequencies(head_dim, rope_scaling, **kwargs)
     assert str(error.value) == message
+
+
+def test_yarn_keep_raises_a_zero_width_ramp_by_0_001_only():
+    # equal betas without truncation give low == high == 2.5: the source's 0.001 guard makes a step, so pair 3,
+    # half a pair past the edge, is interpolated (0), not half kept (planted: the width raised to 1 instead)
+    from pe_lib.modern.rope_scaling import yarn_keep
+
+    np.testing.assert_array_equal(yarn_keep(6, 2.5, 2.5), [1.0, 1.0, 1.0, 0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(yarn_keep(6, 2.0, 4.0), [1.0, 1.0, 1.0, 0.5, 0.0, 0.0])  # (i - 2) / 2

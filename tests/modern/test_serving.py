@@ -205,3 +205,11 @@ def test_llama_cpp_defaults_and_errors_name_the_argument():
                           ({"freq_base": 0.5}, r"^freq_base must be a finite number greater than 1")]:
         with pytest.raises(ValueError, match=match):
             pe_lib.llama_cpp_frequencies(**{"head_dim": 4, **kwargs})
+
+
+def test_vllm_serves_longrope_at_its_original_length_whatever_its_factor():
+    # longrope's factor is not applied (short inputs keep the short factors): 4096, not 32 x 4096 (planted: the
+    # factor applied to longrope's original length)
+    longrope = {"rope_type": "longrope", "short_factor": [1.0] * 4, "long_factor": [2.0] * 4, "factor": 32.0,
+                "original_max_position_embeddings": 4096}
+    assert pe_lib.vllm_max_model_len(longrope, max_position_embeddings=131072) == 4096

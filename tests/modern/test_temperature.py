@@ -77,3 +77,10 @@ def test_entropy_by_length_grows_like_log_n_and_ssmax_stops_it():
                    dict(lengths=[10**9], samples=64)):
         with pytest.raises(ValueError):
             pe_lib.entropy_by_length(**kwargs)
+
+
+def test_entropy_refuses_weights_whose_sum_is_off_by_more_than_1e_9():
+    # the documented tolerance: a sum 1 + 1e-6 is refused, 1 + 1e-12 accepted (planted: atol 1e-3)
+    with pytest.raises(ValueError, match="must sum to 1"):
+        pe_lib.softmax_entropy([0.5, 0.5 + 1e-6])
+    assert pe_lib.softmax_entropy([0.5, 0.5 + 1e-12]) == pytest.approx(math.log(2))

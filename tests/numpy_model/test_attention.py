@@ -136,3 +136,14 @@ def test_self_attention_passes_the_bias_on():
     x, zero, v = np.eye(2), np.zeros((2, 2)), np.array([[1.0, 0.0], [0.0, 1.0]])
     out = pe_lib.self_attention(x, zero, zero, v, bias=[[np.log(3), 0.0], [0.0, 0.0]])
     np.testing.assert_allclose(out, [[0.75, 0.25], [0.5, 0.5]], rtol=1e-15)
+
+
+def test_scores_are_divided_by_the_root_of_the_key_width_not_of_the_number_of_keys():
+    # one query (1, 1, 1, 1) and two keys, e_0 and 0, of width d_k = 4: scores 1/sqrt(4) = 0.5 and 0, so the
+    # weights are e^0.5 / (e^0.5 + 1) and 1 / (e^0.5 + 1) (planted: divided by sqrt(2 keys))
+    import math
+
+    q = np.ones((1, 4))
+    k = np.array([[1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
+    first = math.exp(0.5) / (math.exp(0.5) + 1)
+    np.testing.assert_allclose(pe_lib.attention_weights(q, k), [[first, 1 - first]], rtol=1e-14)

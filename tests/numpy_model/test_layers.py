@@ -288,3 +288,13 @@ def test_run_stack_feeds_each_block_the_previous_blocks_output(residual, norm, c
         np.testing.assert_array_equal(states[layer], h)
     from_input = pe_lib.transformer_block(x, blocks[3], residual=residual, norm=norm, causal=causal)
     assert not np.allclose(states[4], from_input)
+
+
+def test_pre_ln_block_without_residual_has_no_skip_around_the_mlp():
+    # pre-LN without skips: y = Attn(LN(x)), z = MLP(LN(y)) (planted: z = y + MLP(LN(y)))
+    x = np.random.default_rng(0).normal(size=(5, 8))
+    block = layers.init_blocks(1, 8, n_heads=2, seed=1)[0]
+    y = layers.multi_head_attention(layers.layer_norm(x), block)
+    expected = layers.mlp(layers.layer_norm(y), block)
+    np.testing.assert_allclose(layers.transformer_block(x, block, residual=False, norm="pre"), expected,
+                               rtol=1e-12, atol=1e-12)

@@ -65,3 +65,15 @@ def test_score_by_offset_of_maps_with_leading_axes_by_hand():
     np.testing.assert_array_equal(score_by_offset(np.array([[7]])), [7])
     with pytest.raises(ValueError, match="square maps"):
         score_by_offset(np.zeros((1, 3, 0, 0)))
+
+
+def test_score_by_offset_refuses_a_non_finite_score_at_or_below_the_diagonal():
+    # -inf above the diagonal (a causal mask) is fine; at or below it, where the mean reads, it is refused
+    # (planted: no finiteness check, which let the NaN through into the means)
+    masked = np.triu(np.full((3, 3), -np.inf), 1)
+    np.testing.assert_array_equal(pe_lib.score_by_offset(masked), [0.0, 0.0, 0.0])
+    for bad in (np.nan, -np.inf):
+        scores = masked.copy()
+        scores[2, 0] = bad
+        with pytest.raises(ValueError, match="finite at and below the diagonal"):
+            pe_lib.score_by_offset(scores)

@@ -165,3 +165,18 @@ def test_the_installed_corpus_is_checked_against_the_pinned_sha256(monkeypatch):
     finally:
         corpus.corpus_split.cache_clear()
         corpus._ids.cache_clear()
+
+
+def test_chapters_come_in_chapter_order_whatever_their_verse_numbers(tmp_path):
+    # chapter 1 starts at verse 5 (its first verses in an earlier passage), chapter 2 at verse 1: chapter order
+    # first, then verse order (planted: ORDER BY ..., VerseID, ChapterID)
+    path = write_bible(tmp_path / "b.db", [(1, 1, 2, 1, "2:1 Two."), (1, 1, 1, 6, "1:6 One b."),
+                                           (1, 1, 1, 5, "1:5 One a.")])
+    assert corpus.read_kjv_chapters(path) == ["One a. One b.", "Two."]
+
+
+def test_a_table_of_references_only_holds_no_text(tmp_path):
+    # rows whose passages are only references leave empty chapters: no text (planted: `if not text`)
+    path = write_bible(tmp_path / "refs.db", [(1, 1, 1, 1, "1:1 "), (1, 1, 2, 1, " 2:1")])
+    with pytest.raises(ValueError, match="holds no text"):
+        corpus.read_kjv_chapters(path)

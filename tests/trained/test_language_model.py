@@ -116,3 +116,23 @@ def test_n_characters_scores_only_the_first_whole_windows(tiny):
     # "aabaabaaba", windows of 2, 3 characters -> one whole window "aa" predicting "ab"
     expected = (np.log2(4 / 3) + np.log2(4)) / 2
     assert pe_lib.task_loss(model, 2, text="aabaabaaba", n_characters=3) == pytest.approx(expected, abs=1e-5)
+
+
+def test_a_padded_batch_scores_its_own_windows_not_the_pads(tiny):
+    """Three windows in a batch padded to EVAL_BATCH rows: the loss is that of the three windows, each run on its
+    own and scored with a log-softmax written out here (planted: the logits of the last three rows, pads)."""
+    import math
+
+    from pe_lib.trained.training import run_model
+
+    text = "abcdefghijklm"  # windows abcd -> bcde, efgh -> fghi, ijkl -> jklm
+    total = 0.0
+    for w in range(3):
+        window = np.array([[ord(c) for c in text[4 * w:4 * w + 4]]], dtype=np.int32)
+        logits = np.asarray(run_model(tiny, window), dtype=np.float64)[0]  # (4, V)
+        for i in range(4):
+            z = logits[i]
+            top = z.max()
+            log_sum = top + math.log(sum(math.exp(v - top) for v in z))
+            total += (log_sum - z[ord(text[4 * w + i + 1])]) / math.log(2)
+    assert pe_lib.text_loss(tiny, 4, text=text) == pytest.approx(total / 12, rel=1e-5)

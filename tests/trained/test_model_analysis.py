@@ -140,3 +140,25 @@ def test_model_with_uniform_attention_makes_the_chosen_block_exactly_uniform():
     with pytest.raises(ValueError, match="model must be a TrainedTransformer"):
         model_with_uniform_attention(model.params)
 
+
+
+def test_attention_by_offset_reads_the_keys_before_the_query():
+    # a lower-triangular map with a_{i,j} = 10 i + j: offset D averages a_{i, i-D} over i = D .. 2, written out
+    # (planted: the diagonal above, keys after the query)
+    w = np.array([[0.0, 1.0, 2.0], [10.0, 11.0, 12.0], [20.0, 21.0, 22.0]]) * np.tri(3)
+    expected = [(0 + 11 + 22) / 3, (10 + 21) / 2, 20.0]
+    np.testing.assert_allclose(pe_lib.attention_by_offset(w), expected, rtol=1e-15)
+
+
+def test_model_with_uniform_attention_changes_only_the_blocks_it_names():
+    # blocks=(1,) zeroes block 1's query weights and leaves block 0 as it was (planted: block 0 zeroed as well)
+    from pe_lib.trained.model_analysis import model_with_uniform_attention
+
+    config = training._config("lookback", "none", seq_len=6, steps=1, seed=0, d_model=8, n_layers=2, n_heads=2,
+                              batch_size=2, learning_rate=1e-3, vocab_size=5, offset=1)
+    params = training._init(config, 0)
+    model = training.TrainedTransformer(config=config, params=params, initial_params=params, losses=np.zeros(0))
+    second = model_with_uniform_attention(model, (1,))
+    assert second.params["blocks"][0] is model.params["blocks"][0]
+    assert not np.asarray(second.params["blocks"][1]["w_q"]).any()
+    assert np.asarray(model.params["blocks"][1]["w_q"]).any()

@@ -308,3 +308,13 @@ def test_best_setting_ranks_by_the_mean_over_seeds_not_another_summary(grid, mon
     assert pe_lib.best_setting(grid, 6) == (1e-3, 4)
     by_hand[(1e-3, 4)] = (3.5, 4.6)
     assert pe_lib.best_setting(grid, 6) == (1e-3, 8)
+
+
+def test_validation_losses_are_measured_with_the_seed_given(grid, monkeypatch):
+    """A stand-in task_loss that returns the seed it was called with: the seed passed reaches every model
+    (planted: task_loss called with VALIDATION_SEED whatever the seed)."""
+    from pe_lib.trained import protocol
+
+    monkeypatch.setattr(protocol, "task_loss", lambda model, seq_len, *, seed, n_sequences: float(seed))
+    losses = pe_lib.validation_losses(grid, 6, seed=5)
+    assert {key: v.tolist() for key, v in losses.items()} == {key: [5.0, 5.0] for key in grid}

@@ -167,3 +167,102 @@ def test_the_stored_sweep_flags_what_the_review_found():
     assert table["reverse: RoPE gets the two end positions right more often than T5"]["chapter"] == "holds"
     assert table["lookback: learned ends at a lower test loss than sinusoidal"]["seeds 0-5"] == "holds"
 
+
+
+# Rules of the docstrings that the tests above would pass under another rule too (issue 32 item 6); each test
+# below failed with the named one-line bug planted in robustness.py.
+
+def test_best_in_grid_inside_means_strictly_between_the_ends_of_each_axis():
+    def grid(best):
+        return {f"{lr:g} {n}": {"validation": 0.0 if (lr, n) == best else 1.0}
+                for lr in (0.003, 0.01, 0.03) for n in (500, 1000, 2000)}
+
+    # the smallest rate is not inside, the middle number of steps is (planted: rates[0] <= lr)
+    assert rb.best_in_grid(grid((0.003, 1000))) == ("0.003 1000", False, True)
+    # the middle rate is inside, the largest number of steps is not
+    assert rb.best_in_grid(grid((0.01, 2000))) == ("0.01 2000", True, False)
+    assert rb.best_in_grid(grid((0.01, 500))) == ("0.01 500", True, False)
+
+
+def test_metric_values_read_the_length_the_metric_names():
+    # seed accuracies 0.9 at the training length, 0.6 at 2x, 0.3 at 4x (planted: 2x read from "1x")
+    run = {"scores": {"1x": [_score([9, 9])], "2x": [_score([6, 6])], "4x": [_score([3, 3])]}, "steps to 0.1": [5]}
+    assert rb.metric_values(run, "accuracy 1x").tolist() == [0.9]
+    assert rb.metric_values(run, "accuracy 2x").tolist() == [0.6]
+    assert rb.metric_values(run, "accuracy 4x").tolist() == [0.3]
+
+
+def test_on_average_is_the_mean_over_seeds_not_the_median():
+    # margins 1.0, -0.1, -0.1: mean 0.267 > 0, median -0.1 < 0 (planted: np.median)
+    assert rb.seed_verdict([1.0, -0.1, -0.1]) == "on average"
+    # and the other way round: median 0.1 > 0, mean -0.267 < 0
+    assert rb.seed_verdict([-1.0, 0.1, 0.1]) == "FAILS"
+
+
+def test_interval_verdict_contains_zero_at_either_end():
+    # an interval that touches 0 contains it: neither above nor below (planted: low >= 0, high <= 0)
+    assert rb.interval_verdict(0.0, 0.2) == "within noise"
+    assert rb.interval_verdict(-0.2, 0.0) == "within noise"
+    assert rb.interval_verdict(1e-12, 0.2) == "holds" and rb.interval_verdict(-0.2, -1e-12) == "FAILS"
+
+
+def test_bootstrap_draws_one_resample_for_every_seed():
+    # seed 0's per-sequence margins are 1.1 and -0.9, seed 1's the reverse: each sequence's mean over the two seeds
+    # is 0.1, so resampling the same sequences in both seeds gives exactly 0.1 every time; independent resamples
+    # per seed would spread the mean to about +-1 (planted: a resample per seed)
+    a = {"scores": {"1x": [_score([11, 1] * 10), _score([1, 11] * 10)]}}  # 10 targets per sequence: 1.1, 0.1
+    b = {"scores": {"1x": [_score([0, 10] * 10), _score([10, 0] * 10)]}}
+    runs = {"lookback": {"t5": a, "rope": b}}
+    low, high = rb.bootstrap_margin(rb.Claim("x", "lookback", "accuracy 1x", "t5", "rope"), runs, n_seeds=2)
+    assert low == pytest.approx(0.1) and high == pytest.approx(0.1)
+
+
+def test_bootstrap_interval_is_the_documented_percentile_interval():
+    # the interval written out from the docstring: resample indices from default_rng(seed), mean over seeds and
+    # the resampled sequences, the (1 - level)/2 and (1 + level)/2 quantiles (planted: quantiles 1 - level, level)
+    rng = np.random.default_rng(3)
+    per_seq = [rng.integers(0, 11, size=40) for _ in range(3)]
+    runs = {"lookback": {"t5": {"scores": {"1x": [_score(r) for r in per_seq]}}}}
+    diff = np.array(per_seq) / 10 - 0.5  # (seeds, sequences): accuracy minus the number 0.5
+    picks = np.random.default_rng(7).integers(0, 40, size=(300, 40))
+    means = np.array([diff[:, p].mean() for p in picks])
+    for level in (0.5, 0.9):
+        expected = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+        got = rb.bootstrap_margin(rb.Claim("x", "lookback", "accuracy 1x", "t5", 0.5), runs, n_resamples=300,
+                                  seed=7, level=level)
+        assert got == pytest.approx(tuple(expected), abs=1e-12)
+
+
+def test_bootstrap_of_a_lower_is_better_claim_has_the_claims_sign():
+    # T5's loss is 0.1 below RoPE's on every sequence: "T5 lower" holds by +0.1 (planted: the sign of higher=True)
+    losses = {"lookback": {"t5": {"scores": {"1x": [_score([1, 1], losses=[0.1, 0.3])]}},
+                           "rope": {"scores": {"1x": [_score([1, 1], losses=[0.2, 0.4])]}}}}
+    low, high = rb.bootstrap_margin(rb.Claim("x", "lookback", "test loss", "t5", "rope", False), losses, n_seeds=1)
+    assert low == pytest.approx(0.1) and high == pytest.approx(0.1)
+    assert rb.interval_verdict(low, high) == "holds"
+
+
+def test_the_ends_are_not_a_mean_over_sequences_so_not_bootstrapped():
+    runs = {"lookback": {"t5": _arm([0.8] * 3), "rope": _arm([0.7] * 3)}}
+    ends = rb.Claim("x", "lookback", "accuracy at the ends", "t5", "rope")
+    assert all(math.isnan(x) for x in rb.bootstrap_margin(ends, runs))  # planted: only "steps to 0.1" -> nan
+
+
+def test_chapter_and_variants_use_the_first_three_seeds_and_seeds_0_5_all_six():
+    # seed 3 (not one of the chapter's) reverses the claim in the base and in the 1-head runs: the chapter's
+    # factor and the variant still hold in the first three seeds (planted: either read with all six seeds)
+    t5, rope = (0.8, 0.8, 0.8, 0.5, 0.8, 0.8), (0.6, 0.6, 0.6, 0.7, 0.6, 0.6)
+    row = rb.verdicts([T5_AHEAD], _planted(t5_wide=t5, rope_wide=rope, t5=t5, rope=rope))[T5_AHEAD.text]
+    assert row["chapter"] == "holds" and row["heads 1x32"] == "holds" and row["steps x2"] == "holds"
+    assert row["seeds 0-5"] == "on average"
+
+
+def test_a_claim_with_no_interval_is_not_flagged_for_it():
+    # "steps to 0.1" has no bootstrap ("n/a"): not a condition its sentence must state (planted: "n/a" flagged)
+    steps = rb.Claim("T5 learns first", "lookback", "steps to 0.1", "t5", "rope", False)
+    data = {"runs": {"base": {"lookback": {"t5": _arm([0.8] * 3, steps=[50] * 3),
+                                           "rope": _arm([0.7] * 3, steps=[90] * 3)}}}}
+    row = rb.verdicts([steps], data)[steps.text]
+    assert row == {"chapter": "holds", "seeds 0-5": "holds", "bootstrap": "n/a"}
+    assert rb.failing_factors(row) == []
+    assert "depends" not in rb.verdict_table({steps.text: row})

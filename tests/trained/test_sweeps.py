@@ -120,3 +120,81 @@ def test_each_arm_trains_its_encoding_and_scale():
         assert set(grid) == {(1e-2, 100), (1e-2, 200)}  # the base number of steps and twice it
         model = grid[1e-2, 100][0]
         assert model.encoding == encoding and model.config.learned_init_std == pytest.approx(std), arm
+
+
+# The documented rules of the sweep's helpers on stand-ins, without training (issue 32 item 6): each test below
+# failed with the named one-line bug planted in sweeps.py.
+
+def test_score_counts_and_losses_by_hand(monkeypatch):
+    """_score on logits set here: argmax right or wrong per scored position, the loss a log-sum-exp written out
+    with math (planted: "sequences" as the number of scored positions)."""
+    import math
+
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(2, 5, 3)).astype(np.float32)  # 2 sequences, 5 positions, 3 classes
+    counts = np.array([False, True, True, False, True])  # 3 scored positions
+    targets = np.array([[2, 0, 0], [1, 2, 0]])  # argmax is [[2, 0, 1], [1, 0, 2]]: right per position 2, 1, 0
+    monkeypatch.setattr(sweeps, "_evaluate", lambda model, seq_len, n, seed, max_offset: (logits, targets, counts))
+    got = sweeps._score(None, 5, per_sequence=True)
+    right, losses = [], []
+    for b in range(2):
+        row_right, row_loss = [], 0.0
+        for j, pos in enumerate((1, 2, 4)):
+            z = [float(x) for x in logits[b, pos]]
+            row_right.append(int(max(range(3), key=lambda c: z[c]) == targets[b, j]))
+            row_loss += math.log(sum(math.exp(x) for x in z)) - z[targets[b, j]]
+        right.append(row_right)
+        losses.append(row_loss / 3)
+    assert got["right"] == sum(map(sum, right)) and got["targets"] == 6 and got["sequences"] == 2
+    assert got["by_position"] == [right[0][j] + right[1][j] for j in range(3)]
+    assert got["right_per_sequence"] == [sum(r) for r in right]
+    assert got["loss"] == pytest.approx(sum(losses) / 2, rel=1e-6)
+    assert got["loss_per_sequence"] == pytest.approx(losses, rel=1e-4)  # stored to 5 digits
+    assert "right_per_sequence" not in sweeps._score(None, 5, per_sequence=False)
+
+
+def test_measure_reads_the_losses_up_to_its_steps_and_the_lengths_of_its_arm(monkeypatch):
+    """Losses 1.0 for 10 steps, then 0.0: the 20-step mean is below 0.1 from step 29 on (at most one 1.0 in the
+    window ending there), so "steps to 0.1" is 29 when read over 40 steps and -1 over 25 (planted: the losses
+    read beyond ``steps``); lookback is scored at 1x, 2x, 4x, a learned table only at 1x."""
+    class Model:
+        seq_len = 4
+        losses = np.array([1.0] * 10 + [0.0] * 30)
+
+    monkeypatch.setattr(sweeps, "_score", lambda model, seq_len, per_sequence: (seq_len, per_sequence))
+    assert sweeps._measure("lookback", "rope", [Model(), Model()], 40)["steps to 0.1"] == [29, 29]
+    assert sweeps._measure("lookback", "rope", [Model()], 25)["steps to 0.1"] == [-1]
+    scores = sweeps._measure("lookback", "rope", [Model()], 40, per_sequence=True)["scores"]
+    assert scores == {"1x": [(4, True)], "2x": [(8, True)], "4x": [(16, True)]}
+    assert list(sweeps._measure("lookback", "learned, variance-matched", [Model()], 40)["scores"]) == ["1x"]
+    assert list(sweeps._measure("reverse", "rope", [Model()], 40)["scores"]) == ["1x"]
+
+
+def test_sweep_keeps_per_sequence_scores_of_the_base_only_and_reads_twice_the_steps(monkeypatch):
+    """With training and scoring stood in for: the base is read after BASE's steps with per-sequence scores,
+    "steps x2" from the same run after twice the steps, each variant with its change (planted: per-sequence
+    scores for every run)."""
+    monkeypatch.setattr(sweeps, "_train_arm", lambda task, arm, config, seeds, progress: {
+        (config["learning_rate"], n): (arm, config["n_heads"], config["d_model"], n)
+        for n in (config["steps"], 2 * config["steps"])})
+    monkeypatch.setattr(sweeps, "_measure", lambda task, arm, models, steps, per_sequence=False:
+                        {"models": models, "steps": steps, "per_sequence": per_sequence})
+    lines = []
+    out = sweeps.robustness_sweep(tasks=("lookback",), arms={"lookback": ("rope",)}, seeds=(0, 1), log=lines.append)
+    runs = {name: out["runs"][name]["lookback"]["rope"] for name in out["runs"]}
+    assert runs["base"] == {"models": ("rope", 4, 32, 500), "steps": 500, "per_sequence": True}
+    assert runs["steps x2"] == {"models": ("rope", 4, 32, 1000), "steps": 1000, "per_sequence": False}
+    assert runs["heads 1x32"] == {"models": ("rope", 1, 32, 500), "steps": 500, "per_sequence": False}
+    assert runs["heads 8x8"] == {"models": ("rope", 8, 64, 500), "steps": 500, "per_sequence": False}
+    assert out["seeds"] == [0, 1] and len(lines) == 3
+
+
+def test_wider_search_scores_a_setting_by_its_mean_validation_loss(monkeypatch):
+    """Two seeds with validation losses 0.2 and 0.6 score 0.4 (planted: their minimum)."""
+    from pe_lib.trained import protocol, training
+
+    monkeypatch.setattr(sweeps, "train_grid", lambda *a, **k: {(0.01, 500): ("m0", "m1")})
+    monkeypatch.setattr(protocol, "validation_losses", lambda grid, seq_len: {(0.01, 500): np.array([0.2, 0.6])})
+    monkeypatch.setattr(training, "task_accuracy", lambda model, seq_len: {"m0": 0.5, "m1": 0.75}[model])
+    out = sweeps.wider_search((("lookback", "alibi", 8),))
+    assert out == {"lookback alibi 8": {"0.01 500": {"validation": pytest.approx(0.4), "test": [0.5, 0.75]}}}

@@ -416,3 +416,13 @@ def test_config_bounds_of_the_learned_scale_and_of_the_offset():
     assert config(seq_len=2, offset=3).seq_len == 2  # reverse: k does not apply
     with pytest.raises(ValueError, match=r"^lookback with offset k=3 needs seq_len > k, got seq_len=3$"):
         config("lookback", seq_len=3)
+
+
+def test_a_terminal_ipython_is_no_kernel(monkeypatch):
+    # only a shell that talks to a front end (ZMQInteractiveShell) counts: IPython in a terminal shows no progress
+    # output (planted: any IPython shell counted)
+    class TerminalInteractiveShell:
+        pass
+
+    monkeypatch.setattr("IPython.get_ipython", lambda: TerminalInteractiveShell())
+    assert not _progress.in_kernel()
