@@ -167,7 +167,7 @@ MUTATE_ANALYSIS := analysis.similarity analysis.embedding analysis.relative anal
   analysis.base_analysis analysis.classifier analysis.pretrained_table analysis.table_analysis
 MUTATE_MODERN := modern.rope_scaling modern.context_extension modern.timestep modern.grid modern.mrope modern.resample \
   modern.cache_shift modern.packing modern.padding modern.serving modern.conventions modern.layer_types \
-  modern.temperature modern.confidence
+  modern.temperature modern.confidence modern.prefill modern.speculative
 MUTATE_TRAINED := trained.transformer trained.tasks trained.training trained.runs trained.model_analysis \
   trained.baselines trained.attention_offsets trained.explicit_positions trained.head_terms trained.protocol \
   trained.corpus trained.language_model trained.text_runs trained.sweeps trained.robustness \
