@@ -173,7 +173,7 @@ MUTATE_TRAINED := trained.transformer trained.tasks trained.training trained.run
   trained.corpus trained.language_model trained.text_runs trained.sweeps trained.robustness \
   trained.text_interventions trained.paper_tables
 MUTATE ?= $(MUTATE_ENCODINGS) numpy_model.attention numpy_model.layers $(MUTATE_ANALYSIS) $(MUTATE_MODERN) \
-  $(MUTATE_TRAINED) book.numbers book.rounding book.installed _validate
+  $(MUTATE_TRAINED) book.numbers book.rounding book.installed book.late_pins _validate
 MUTATE_JOBS ?= 2
 
 $(VENV)/.mutate-installed: requirements-mutate.txt $(VENV)/.installed

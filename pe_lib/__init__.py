@@ -17,6 +17,11 @@ analysis, modern, encodings and the numpy model; none of those imports matplotli
 JAX. Every public function is importable from the top: ``pe_lib.sinusoidal``, ``pe_lib.rope``, ...
 """
 
+from .book.late_pins import warn_if_jax_started
+
+# before pe_lib.trained pins oneDNN and XLA's threads: too late if JAX has already computed (a warning then)
+warn_if_jax_started()
+
 from . import analysis, book, drawing, encodings, modern, numpy_model, trained
 from .analysis import *  # noqa: F403
 from .book import *  # noqa: F403
