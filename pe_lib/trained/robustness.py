@@ -21,6 +21,12 @@ mean margin lies above 0, ``"within noise"`` when it contains 0, ``"FAILS"`` whe
 :func:`failing_factors` lists the factors under which a claim did not hold: the conditions its sentence
 must state. The runs are those of :mod:`pe_lib.trained.sweeps`, which ``make experiments`` stores and the
 chapters load (:func:`load_results`).
+
+Chapter 16's findings, about how the trained models use position, are re-tested the same way: a
+:class:`Finding` compares a quantity that :func:`pe_lib.trained.mechanisms.measure` returns with a number or
+with another model's, and :func:`finding_verdicts` gives its verdict per factor of
+:data:`pe_lib.trained.mechanisms.FACTORS` (another head width, twice the steps, six seeds, other draws of the
+sequences the chapter evaluates on) in the runs of :func:`pe_lib.trained.mechanisms.mechanism_sweep`.
 """
 
 from __future__ import annotations
@@ -31,6 +37,9 @@ import math
 import numpy as np
 
 from .._validate import check_choice, check_finite_array, check_positive_int
+from .mechanisms import CHAPTER_SEEDS as MECHANISM_SEEDS
+from .mechanisms import FACTORS as MECHANISM_FACTORS
+from .mechanisms import MODELS
 from .sweeps import ARMS, TASKS, load_results, variance_matched_std  # noqa: F401 (the chapters read them here)
 
 CHAPTER_SEEDS = 3  # every factor but "seeds" uses the first three seeds, as the chapters do
@@ -73,6 +82,22 @@ def best_in_grid(search: dict) -> tuple[str, bool, bool]:
     steps = sorted({int(key.split()[1]) for key in search})
     lr, n = float(best.split()[0]), int(best.split()[1])
     return best, rates[0] < lr < rates[-1], steps[0] < n < steps[-1]
+
+
+def last_doubling_gain(search: dict) -> tuple[float, float]:
+    r"""Whether the number of steps of one arm's entry of :func:`pe_lib.trained.sweeps.wider_search` has
+    reached a plateau: at the learning rate of its best setting (:func:`best_in_grid`), the mean over seeds of
+    the drop in validation loss from the second-longest run to the longest,
+    :math:`\overline{\ell_{n'} - \ell_{n}}`, and the spread of the seeds' validation losses at the longest,
+    :math:`\max - \min`. A drop within the spread is a plateau; a larger one means that more steps would still
+    help. Returns ``(drop, spread)`` in nats."""
+    best, _, _ = best_in_grid(search)
+    rate = best.split()[0]
+    steps = sorted(int(key.split()[1]) for key in search if key.split()[0] == rate)
+    if len(steps) < 2:
+        raise ValueError(f"the search has one number of steps at rate {rate}: nothing to compare")
+    last, before = (np.asarray(search[f"{rate} {n}"]["validation per seed"], dtype=float) for n in steps[:-3:-1])
+    return float((before - last).mean()), float(last.max() - last.min())
 
 
 def metric_values(run: dict, metric: str) -> np.ndarray:
@@ -247,3 +272,105 @@ CHAPTER_15_CLAIMS = _claims(
     ("T5 is ahead of sinusoidal at 4x", "lookback", "accuracy 4x", "t5", "sinusoidal"),
     ("RoPE is ahead of sinusoidal at 4x", "lookback", "accuracy 4x", "rope", "sinusoidal"),
 )
+
+
+# ---- chapter 16: findings about how the trained models use position (pe_lib.trained.mechanisms) ----------
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    """One sentence of chapter 16 as a comparison: quantity ``quantity`` (of
+    :func:`pe_lib.trained.mechanisms.measure`) of model ``model``
+    is above (``higher=True``) or below ``than``: another model's value in the same seed, or a number."""
+
+    text: str
+    model: str
+    quantity: str
+    than: str | float
+    higher: bool = True
+
+    def __post_init__(self):
+        check_choice(self.model, tuple(MODELS), name="model")
+        if isinstance(self.than, str):
+            check_choice(self.than, tuple(MODELS), name="than")
+        elif isinstance(self.than, bool) or not isinstance(self.than, (int, float)) or not math.isfinite(self.than):
+            raise ValueError(f"than must be a model of {tuple(MODELS)} or a finite number, got {self.than!r}")
+
+
+def finding_margins(finding: Finding, runs: dict, n_seeds: int | None = None) -> np.ndarray:
+    r"""Per seed, by how much ``finding`` holds in ``runs`` (``runs[model][quantity]``, one entry of a sweep's
+    ``"runs"``): :math:`\pm(v - v_\text{than})`, positive where it holds; the first ``n_seeds`` seeds (all by
+    default). Returns ``(seeds,)`` floats; empty if a model or quantity is missing (not measured there)."""
+    if not isinstance(finding, Finding):
+        raise ValueError(f"finding must be a pe_lib.trained.robustness.Finding, got {type(finding).__name__}")
+    a = runs.get(finding.model, {}).get(finding.quantity)
+    if a is None:
+        return np.array([])
+    a = np.asarray(a, dtype=float)
+    if isinstance(finding.than, str):
+        b = runs.get(finding.than, {}).get(finding.quantity)
+        if b is None:
+            return np.array([])
+        b = np.asarray(b, dtype=float)
+    else:
+        b = np.full_like(a, float(finding.than))
+    diff = (a - b)[:n_seeds]
+    return diff if finding.higher else -diff
+
+
+def finding_verdicts(findings, results: dict) -> dict:
+    """Every finding re-tested under every factor of :data:`FACTORS` in ``results`` (of
+    :func:`pe_lib.trained.mechanisms.mechanism_sweep`): ``{finding.text: {factor: verdict}}`` by
+    :func:`seed_verdict`. "chapter", the variants and "steps x2" use the first
+    :data:`pe_lib.trained.mechanisms.CHAPTER_SEEDS` seeds, "seeds 1-6" all; "other draws" the chapter's seeds
+    on every other draw
+    of the sequences, all draws' margins together. A factor where the quantity was not measured is left out."""
+    runs = results["runs"]
+    out = {}
+    for finding in findings:
+        row = {}
+        for factor in MECHANISM_FACTORS:
+            if factor == "chapter":
+                m = finding_margins(finding, runs["base"], MECHANISM_SEEDS)
+            elif factor == "seeds 1-6":
+                m = finding_margins(finding, runs["base"])
+            elif factor == "other draws":
+                parts = [finding_margins(finding, runs[name], MECHANISM_SEEDS) for name in runs
+                         if name.startswith("draw ")]
+                m = np.concatenate(parts) if parts else np.array([])
+            else:
+                m = finding_margins(finding, runs[factor], MECHANISM_SEEDS) if factor in runs else np.array([])
+            if m.size:
+                row[factor] = seed_verdict(m)
+        out[finding.text] = row
+    return out
+
+
+def mechanism_values(results: dict, run: str, model: str, quantity: str) -> np.ndarray:
+    """The stored per-seed values of ``quantity`` of ``model`` in ``run`` of ``results`` (a chapter prints them)."""
+    return np.asarray(results["runs"][run][model][quantity], dtype=float)
+
+
+# the headline findings of chapter 16's summary, each as the comparison that decides it
+CHAPTER_16_FINDINGS = tuple(Finding(*row) for row in (
+    ("sinusoidal: a head puts > 0.5 on the key k back", "sinusoidal", "weight on k", 0.5),
+    ("learned: a head puts > 0.5 on the key k back", "learned", "weight on k", 0.5),
+    ("RoPE: a head puts > 0.5 on the key k back", "RoPE", "weight on k", 0.5),
+    ("sinusoidal: position-position term > 0.5 of block 1", "sinusoidal", "position-position share", 0.5),
+    ("sinusoidal: commuting share > 0.3 (random: 1/d)", "sinusoidal", "commuting share", 0.3),
+    ("learned: commuting share stays < 0.1", "learned", "commuting share", 0.1, False),
+    ("sinusoidal: weight on k beyond L < 0.5", "sinusoidal", "weight on k beyond L", 0.5, False),
+    ("RoPE: weight on k beyond L > 0.5", "RoPE", "weight on k beyond L", 0.5),
+    ("RoPE ahead of sinusoidal at 2L", "RoPE", "accuracy 2x", "sinusoidal"),
+    ("learned table moves < 0.5 of its size", "learned", "table change", 0.5, False),
+    ("learned table not smooth (neighbour cosine < 0.2)", "learned", "neighbour cosine", 0.2, False),
+    ("classifier > 50% after block 1: sinusoidal", "sinusoidal", "classifier block 1", 0.5),
+    ("classifier > 50% after block 1: learned", "learned", "classifier block 1", 0.5),
+    ("classifier > 50% after block 1: learned, reverse", "learned, reverse", "classifier block 1", 0.5),
+    ("classifier > 50% after block 2: learned, reverse", "learned, reverse", "classifier block 2", 0.5),
+    ("RoPE: classifier < 3/L after block 1", "RoPE", "classifier block 1", 3 / 32, False),
+    ("RoPE: classifier < 3/L after block 2", "RoPE", "classifier block 2", 3 / 32, False),
+    ("none: block 1 attends uniformly (entropy > 0.99)", "none", "entropy ratio", 0.99),
+    ("none: scalar probe > 0.5 after block 1", "none", "scalar probe block 1", 0.5),
+    ("none: block 1 made uniform, probe still > 0.5", "none", "uniform scalar probe", 0.5),
+    ("none: block 1 made uniform keeps > half the accuracy", "none", "uniform accuracy share", 0.5),
+))

@@ -146,13 +146,15 @@ def test_claims_name_what_exists():
         assert len(claim.text) <= 72  # one line of a chapter's output on a desktop page
 
 
-def test_best_in_grid_says_whether_the_best_lies_inside():
-    def grid(best):
-        return {f"{lr:g} {n}": {"validation": 0.0 if (lr, n) == best else 1.0}
-                for lr in (0.003, 0.01, 0.03) for n in (500, 1000, 2000)}
+def _grid(best):
+    """A search of 3 rates x 3 numbers of steps whose validation loss is lowest (0) at ``best``, else 1."""
+    return {f"{lr:g} {n}": {"validation": 0.0 if (lr, n) == best else 1.0}
+            for lr in (0.003, 0.01, 0.03) for n in (500, 1000, 2000)}
 
-    assert rb.best_in_grid(grid((0.01, 1000))) == ("0.01 1000", True, True)
-    assert rb.best_in_grid(grid((0.03, 2000))) == ("0.03 2000", False, False)
+
+def test_best_in_grid_says_whether_the_best_lies_inside():
+    assert rb.best_in_grid(_grid((0.01, 1000))) == ("0.01 1000", True, True)
+    assert rb.best_in_grid(_grid((0.03, 2000))) == ("0.03 2000", False, False)
     with pytest.raises(ValueError, match="non-empty"):
         rb.best_in_grid({})
 
@@ -173,15 +175,11 @@ def test_the_stored_sweep_flags_what_the_review_found():
 # below failed with the named one-line bug planted in robustness.py.
 
 def test_best_in_grid_inside_means_strictly_between_the_ends_of_each_axis():
-    def grid(best):
-        return {f"{lr:g} {n}": {"validation": 0.0 if (lr, n) == best else 1.0}
-                for lr in (0.003, 0.01, 0.03) for n in (500, 1000, 2000)}
-
     # the smallest rate is not inside, the middle number of steps is (planted: rates[0] <= lr)
-    assert rb.best_in_grid(grid((0.003, 1000))) == ("0.003 1000", False, True)
+    assert rb.best_in_grid(_grid((0.003, 1000))) == ("0.003 1000", False, True)
     # the middle rate is inside, the largest number of steps is not
-    assert rb.best_in_grid(grid((0.01, 2000))) == ("0.01 2000", True, False)
-    assert rb.best_in_grid(grid((0.01, 500))) == ("0.01 500", True, False)
+    assert rb.best_in_grid(_grid((0.01, 2000))) == ("0.01 2000", True, False)
+    assert rb.best_in_grid(_grid((0.01, 500))) == ("0.01 500", True, False)
 
 
 def test_metric_values_read_the_length_the_metric_names():
@@ -266,3 +264,69 @@ def test_a_claim_with_no_interval_is_not_flagged_for_it():
     assert row == {"chapter": "holds", "seeds 0-5": "holds", "bootstrap": "n/a"}
     assert rb.failing_factors(row) == []
     assert "depends" not in rb.verdict_table({steps.text: row})
+
+
+# ---- the wider search's steps, and chapter 16's findings ----------------------------------------------------
+
+def test_last_doubling_gain_reads_the_best_rate_and_its_two_longest_runs():
+    # best: rate 0.01 at 2000 steps; its runs at 1000 and 2000 steps give per-seed drops 0.3 and 0.1 (mean 0.2),
+    # its seeds at 2000 steps span 0.5 - 0.4 = 0.1; rate 0.03 (worse) must not be read (planted: any rate)
+    search = {"0.01 500": {"validation": 1.5, "validation per seed": [1.5, 1.5]},
+              "0.01 1000": {"validation": 0.65, "validation per seed": [0.7, 0.6]},
+              "0.01 2000": {"validation": 0.45, "validation per seed": [0.4, 0.5]},
+              "0.03 1000": {"validation": 2.0, "validation per seed": [2.0, 2.0]},
+              "0.03 2000": {"validation": 0.9, "validation per seed": [0.9, 0.9]}}
+    drop, spread = rb.last_doubling_gain(search)
+    assert drop == pytest.approx(0.2) and spread == pytest.approx(0.1)
+    with pytest.raises(ValueError, match="one number of steps"):
+        rb.last_doubling_gain({"0.01 500": {"validation": 1.0, "validation per seed": [1.0]}})
+
+
+def _found(values):
+    """A stand-in for a mechanism sweep: ``values[run][model]`` -> that run's per-seed quantity "q"."""
+    return {"runs": {run: {model: {"q": v} for model, v in models.items()} for run, models in values.items()}}
+
+
+def test_a_finding_that_depends_on_head_width_is_flagged():
+    finding = rb.Finding("RoPE's q above 0.5", "RoPE", "q", 0.5)
+    # seed 4, beyond the chapter's three, misses (planted: "seeds 1-6" read over the first three only)
+    results = _found({"base": {"RoPE": [0.9, 0.8, 0.7, 0.4, 0.9, 0.8]}, "steps x2": {"RoPE": [0.9, 0.9, 0.9]},
+                      "heads 4x8": {"RoPE": [0.9, 0.2, 0.3]}, "heads 8x8": {"RoPE": [0.6, 0.7, 0.4]},
+                      "draw 1": {"RoPE": [0.8, 0.8, 0.8]}, "draw 2": {"RoPE": [0.9, 0.4, 0.9]}})
+    row = rb.finding_verdicts([finding], results)[finding.text]
+    assert row == {"chapter": "holds", "heads 4x8": "FAILS", "heads 8x8": "on average", "steps x2": "holds",
+                   "seeds 1-6": "on average", "other draws": "on average"}
+    assert rb.failing_factors(row) == ["heads 4x8", "heads 8x8", "seeds 1-6", "other draws"]
+
+
+def test_a_finding_against_another_model_and_below_a_number():
+    above = rb.Finding("RoPE ahead of sinusoidal", "RoPE", "q", "sinusoidal")
+    below = rb.Finding("sinusoidal's q below 0.5", "sinusoidal", "q", 0.5, False)
+    results = _found({"base": {"RoPE": [0.9, 0.5, 0.9], "sinusoidal": [0.4, 0.6, 0.3]}})
+    assert rb.finding_margins(above, results["runs"]["base"]).tolist() == pytest.approx([0.5, -0.1, 0.6])
+    assert rb.finding_margins(below, results["runs"]["base"]).tolist() == pytest.approx([0.1, -0.1, 0.2])
+    table = rb.finding_verdicts([above, below], results)
+    assert table == {above.text: {"chapter": "on average", "seeds 1-6": "on average"},
+                     below.text: {"chapter": "on average", "seeds 1-6": "on average"}}  # no other run: left out
+    # a quantity or a model not measured in a run gives no margin there
+    assert rb.finding_margins(above, {"RoPE": {"q": [1.0]}}).size == 0
+    assert rb.finding_margins(rb.Finding("x", "none", "q", 0.5), {"RoPE": {"q": [1.0]}}).size == 0
+
+
+def test_findings_name_what_exists():
+    with pytest.raises(ValueError, match="model"):
+        rb.Finding("x", "alibi", "q", 0.5)
+    with pytest.raises(ValueError, match="than"):
+        rb.Finding("x", "RoPE", "q", "t5")
+    for bad in (True, math.nan, None):
+        with pytest.raises(ValueError, match="than must be"):
+            rb.Finding("x", "RoPE", "q", bad)
+    with pytest.raises(ValueError, match="Finding"):
+        rb.finding_margins("RoPE", {})
+    for finding in rb.CHAPTER_16_FINDINGS:
+        assert len(finding.text) <= 60  # one line of the chapter's output on a phone-wide page
+
+
+def test_mechanism_values_reads_one_run():
+    results = _found({"base": {"RoPE": [0.25, 0.5]}})
+    assert rb.mechanism_values(results, "base", "RoPE", "q").tolist() == [0.25, 0.5]
