@@ -9,6 +9,7 @@ import pytest
 
 import pe_lib
 from pe_lib.trained import mechanisms as mc
+from pe_lib.trained import sweeps
 
 STORED = pathlib.Path(__file__).resolve().parents[2] / "notebooks" / "results" / "16_mechanisms.json"
 TINY = dict(seq_len=8, d_model=8, batch_size=4)
@@ -89,7 +90,7 @@ def test_the_code_version_follows_the_code_files():
 
 @pytest.fixture(scope="module")
 def stored():
-    return pe_lib.trained.sweeps.load_results(STORED)
+    return sweeps.load_results(STORED)
 
 
 def test_stored_mechanisms_come_from_the_current_code(stored):
@@ -111,3 +112,22 @@ def test_one_stored_configuration_again_from_scratch(stored):
     assert set(new) == set(old)
     for key in new:
         assert new[key] == pytest.approx(old[key], abs=0.02), key
+
+
+def test_sweep_reads_each_run_with_its_settings_steps_and_draw(monkeypatch):
+    """With training and measuring stood in for: the base keeps every seed at each model's own steps, "steps x2"
+    the first three after twice them, each draw the first three on its sequences, each variant its change
+    (planted: the variants trained with the base's settings)."""
+    def train(name, settings, seeds, steps, progress):
+        return {(settings["learning_rate"], n): tuple((name, settings["n_heads"], settings["d_model"], n, s)
+                                                      for s in seeds) for n in steps}
+
+    monkeypatch.setattr(mc, "_train", train)
+    monkeypatch.setattr(mc, "measure", lambda name, model, draw=0: {"model": model, "draw": draw})
+    out = mc.mechanism_sweep(models=("none",), seeds=(1, 2, 3, 4))  # no log: nothing printed
+    runs = {name: out["runs"][name]["none"] for name in out["runs"]}
+    assert runs["base"]["model"] == [("none", 1, 32, 1000, s) for s in (1, 2, 3, 4)]
+    assert runs["steps x2"]["model"] == [("none", 1, 32, 2000, s) for s in (1, 2, 3)]
+    assert runs["draw 2"] == {"model": runs["base"]["model"][:3], "draw": [2, 2, 2]}
+    assert runs["heads 4x8"]["model"] == [("none", 4, 32, 1000, s) for s in (1, 2, 3)]
+    assert runs["heads 8x8"]["model"] == [("none", 8, 64, 1000, s) for s in (1, 2, 3)]
