@@ -92,6 +92,32 @@ def test_generate_position_ids(side):
     record(f"generate() position_ids, {side} padding", 0.0, 0.0, "exact (integers)")
 
 
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_generate_warns_about_right_padding_and_generates_anyway(side):
+    """Chapter 19: generate() logs a warning when the last column of the mask holds a 0, and goes on."""
+    import logging
+
+    model = tiny_llama()
+    padded, mask = pe_lib.pad_batch(np.random.default_rng(1).integers(3, 32, size=(2, 5)), [5, 3], side=side,
+                                    pad_id=0)
+    messages = []
+    handler = logging.Handler()
+    handler.emit = lambda record: messages.append(record.getMessage())
+    logger = logging.getLogger("transformers.generation.utils")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)  # conftest lowers transformers' verbosity to errors
+    try:
+        out = model.generate(input_ids=torch.tensor(padded), attention_mask=torch.tensor(mask), max_new_tokens=2,
+                             min_new_tokens=2, do_sample=False, pad_token_id=0)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    warned = any("right-padding was detected" in m for m in messages)
+    assert warned == (side == "right") and out.shape == (2, 7)
+    record("generate() warns about right padding only", 0.0, 0.0, "warned iff right padding; generated anyway (asserted)")
+
+
 @pytest.mark.parametrize("lengths", LENGTH_SETS)
 @pytest.mark.parametrize("start", [0, 2])
 def test_data_collator_with_flattening(lengths, start):
