@@ -115,7 +115,7 @@ def test_generate_warns_about_right_padding_and_generates_anyway(side):
         logger.setLevel(level)
     warned = any("right-padding was detected" in m for m in messages)
     assert warned == (side == "right") and out.shape == (2, 7)
-    record("generate() warns about right padding only", 0.0, 0.0, "warned iff right padding; generated anyway (asserted)")
+    record("generate() warns about right padding only", 0.0, 0.0, "warned iff right padding, generated (asserted)")
 
 
 @pytest.mark.parametrize("lengths", LENGTH_SETS)
