@@ -207,10 +207,11 @@ reference: $(REF_VENV)/.installed
 
 # pe_lib's re-creations of bugs that later transformers versions fixed (Qwen2.5-VL's video time positions:
 # issue 45381 / PR 45400 in 5.3.0, the int() of PR 48669 in 5.10.1), run against those released versions.
-# Each is installed with --no-deps into its own folder of .venv-reference-old, with the few dependencies
+# Each is installed with --no-deps into its own folder of .venv-reference/old, with the few dependencies
 # whose versions differ from .venv-reference's (requirements-reference-old.txt: huggingface-hub < 2,
 # tokenizers <= 0.23.0, httpx); torch and pe_lib are .venv-reference's. Not part of make test or make reference.
-REF_OLD := .venv-reference-old
+# inside .venv-reference: excluded from the book, pytest and git like it
+REF_OLD := $(REF_VENV)/old
 REF_OLD_TRANSFORMERS := 5.3.0 5.10.1
 
 $(REF_OLD)/.installed: requirements-reference-old.txt $(REF_VENV)/.installed

@@ -8,7 +8,7 @@ with ``test_``, and it needs an older transformers than ``.venv-reference`` hold
   truncating the seconds before the product).
 
 The Makefile installs the pinned version (``REF_OLD_TRANSFORMERS``) with its dependencies that differ from
-``.venv-reference``'s (``requirements-reference-old.txt``) into ``.venv-reference-old/`` and runs this file once
+``.venv-reference``'s (``requirements-reference-old.txt``) into ``.venv-reference/old/`` and runs this file once
 per version with ``PE_OLD_TRANSFORMERS`` set and those folders first on ``PYTHONPATH``; torch and pe_lib are
 ``.venv-reference``'s. Positions are integers: compared exactly, every token of the sequence (the text before
 and after the video too).
