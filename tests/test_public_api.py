@@ -248,6 +248,7 @@ ADDED = [
     "prefill_chunk",  # issue 29: chapter 19, chunked prefill: positions and mask of one chunk
     "prefill_chunk_bounds",  # issue 29: chapter 19
     "speculative_round",  # issue 29: chapter 19, positions run and keys cropped in one round
+    "speculative_draft_round",  # issue 29: chapter 19, the draft model's positions and cache crop
 ]
 
 

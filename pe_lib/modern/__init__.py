@@ -55,7 +55,7 @@ from .serving import (
     vllm_dynamic_frequencies,
     vllm_max_model_len,
 )
-from .speculative import speculative_round
+from .speculative import speculative_draft_round, speculative_round
 from .temperature import entropy_by_length, nope_temperature, scalable_softmax, softmax_entropy, target_weight
 from .timestep import timestep_embedding
 
@@ -86,6 +86,7 @@ __all__ = [
     "mrope_video_positions",
     "prefill_chunk",
     "prefill_chunk_bounds",
+    "speculative_draft_round",
     "speculative_round",
     "VIDEO_TIME_RULES",
     "ntk_base",
