@@ -9,6 +9,7 @@ from .cache_shift import (
     context_shift,
     prefix_cache_hit,
     rope_shift,
+    sink_cache_positions,
     sliding_window_slots,
     stale_cache_roles,
 )
@@ -107,6 +108,7 @@ __all__ = [
     "prediction_entropy",
     "stale_cache_roles",
     "prefix_cache_hit",
+    "sink_cache_positions",
     "context_shift",
     "sliding_window_slots",
     "SLIDING_LAYOUTS",
