@@ -12,7 +12,11 @@ image output of every notebook this test requires:
 * a width of at most 760 CSS pixels (the text column) in the metadata, and a PNG of twice that size;
 * one figure per cell;
 * no legend over the data: ``legend_over_data`` in the metadata (what ``pe_lib.show`` found a legend
-  covering, from the drawn artists; issue 30, item 3) is empty. Outputs stored before it existed lack it.
+  covering, from the drawn artists; issue 30, item 3) is empty. Outputs stored before it existed lack it;
+* no tick between whole numbers on an axis whose data are whole numbers (positions, offsets, counts):
+  ``ticks_off_integers`` in the metadata and in its phone rendering's (``pe_lib.book.figures``, from the
+  drawn ticks and artists; issue 30: Fig. 4.8's x ticks at 2.5, 7.5) is empty. Outputs stored before it
+  existed lack it.
 
 A separate test wants every figure, as a phone shows it (its phone rendering, or the figure itself),
 at most ``PHONE_MAX_HEIGHT`` CSS px tall: a 390 x 844 phone shows it whole with the browser's bars
@@ -98,6 +102,10 @@ def figure_problems(nb) -> list[str]:
                 problems.append(f"cell {i}: the PNG is {_png_size(data['image/png'])}, not twice {width}x{height}")
             for covered in meta.get("legend_over_data") or []:  # pe_lib.book.figures.legend_over_data
                 problems.append(f"cell {i}: {covered} (move the legend off the data)")
+            for where, drawn in (("", meta), ("phone rendering, ", meta.get("phone") or {})):
+                for ticks in drawn.get("ticks_off_integers") or []:  # pe_lib.book.figures.ticks_off_integers
+                    problems.append(f"cell {i}: {where}{ticks} (put the ticks on whole numbers: "
+                                    "ax.xaxis.set_major_locator(MaxNLocator(integer=True)))")
             if digest.startswith("Figure data") and not digest.startswith(f"Figure data: {width}x{height} px"):
                 problems.append(f"cell {i}: the digest's size {digest.splitlines()[0]!r} is not {width}x{height}")
     return problems
@@ -177,7 +185,7 @@ def shown(fig: Figure, alt: str):
 
 def figure(width=6.0):
     fig = Figure(figsize=(width, 3), dpi=100)
-    fig.subplots().plot([0, 1, 2], [1.0, 0.5, 0.25])
+    fig.subplots().plot([0.0, 0.5, 1.0], [1.0, 0.5, 0.25])  # a continuous x: matplotlib may tick it at 0.25
     return fig
 
 
@@ -218,6 +226,11 @@ def test_a_plain_inline_figure_fails():
         (lambda nb: nb.cells[0].outputs[0].data.update({"text/plain": "Figure data: 1x1 px"}), "digest's size"),
         (lambda nb: nb.cells[0].outputs[0].metadata["image/png"].update(
             legend_over_data=["axes 0: the legend covers line 'sequence length'"]), "legend covers line"),
+        (lambda nb: nb.cells[0].outputs[0].metadata["image/png"].update(
+            ticks_off_integers=["axes 0 x: ticks at 2.5 between whole-number data"]), "ticks at 2.5"),
+        (lambda nb: nb.cells[0].outputs[0].metadata["image/png"].update(
+            phone={"ticks_off_integers": ["axes 1 x: ticks at 7.5 between whole-number data"]}),
+         "phone rendering, axes 1 x: ticks at 7.5"),
     ],
 )
 def test_each_broken_property_fails(change, message):
