@@ -362,8 +362,9 @@ LAB_TABLE_JS = """() => {
   const wide = Array.from(document.querySelectorAll('.jp-OutputArea-output pre'))
     .filter(pre => pre.scrollWidth > pre.clientWidth + 1).map(pre => pre.textContent.slice(0, 40));
   // each break opportunity the style adds inside an identifier: the characters either side of it
-  const joints = Array.from(table.querySelectorAll('td code wbr')).map(w =>
-    (w.previousSibling ? w.previousSibling.textContent.slice(-1) : '') + (w.nextSibling ? w.nextSibling.textContent[0] : ''));
+  const side = (node, i) => node ? node.textContent.at(i) : '';
+  const joints = Array.from(table.querySelectorAll('td code wbr'))
+    .map(w => side(w.previousSibling, -1) + side(w.nextSibling, 0));
   return {header: width(table.querySelector('th'), 'Bottom'), row: width(table.querySelector('td'), 'Bottom'),
           outputs: document.querySelectorAll('.jp-OutputArea-output pre').length, wide,
           tableWidth: table.getBoundingClientRect().width, cellWidth: table.parentElement.clientWidth, joints};
