@@ -472,9 +472,10 @@ def _thin_ticks(fig: Figure) -> None:
 
     matplotlib picks the number of automatic ticks from the axis's length and the font size, not from
     the labels' width: six-digit labels on a 360 px axis touch. Ticks placed by the chapter stay. On an
-    axis whose data are whole numbers (:func:`_counts`) the ticks stay on whole numbers, thinned or not: a
-    shorter axis picks fewer ticks by itself, and on Fig. 4.8's phone rendering 0, 2, 4, ..., 16 became 0, 2.5,
-    5, 7.5, ... (see :func:`ticks_off_integers`).
+    axis whose data are whole numbers (:func:`_counts`), automatic ticks that end up between whole numbers
+    are put back on them (steps of 1, 2, 5 or 10 times a power of ten): a shorter axis picks fewer ticks by
+    itself, and on Fig. 4.8's phone rendering 0, 2, 4, ..., 16 became 0, 2.5, 5, 7.5, ...
+    (:func:`ticks_off_integers`). Ticks already on whole numbers are left as they were.
     """
     from matplotlib.ticker import MaxNLocator
 
@@ -484,14 +485,13 @@ def _thin_ticks(fig: Figure) -> None:
             locator = axis.get_major_locator()
             if not isinstance(locator, MaxNLocator):
                 continue
-            whole = {"integer": True, "steps": [1, 2, 5, 10]} if _counts(values[name]) else {}
-            if whole and _off_whole(axis):  # the shorter phone axis put them between whole numbers
-                locator.set_params(**whole)
-                fig.draw_without_rendering()
             for nbins in range(len(axis.get_majorticklocs()) - 2, 1, -1):
                 if not _labels_overlap(axis):
                     break
-                locator.set_params(nbins=nbins, **whole)
+                locator.set_params(nbins=nbins)
+                fig.draw_without_rendering()
+            if _counts(values[name]) and _off_whole(axis):  # only then: every other figure's ticks stay as they were
+                locator.set_params(integer=True, steps=[1, 2, 5, 10])
                 fig.draw_without_rendering()
 
 
