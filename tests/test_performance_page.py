@@ -89,3 +89,30 @@ def test_training_section_without_results():
         assert "Not measured yet" in "\n".join(report.render_training(missing.get("training")))
     results = json.loads(report.RESULTS.read_text())
     assert "### Training a Transformer" in report.render(results)
+
+
+def _step_result(with_torch: bool = True) -> dict:
+    """A hand-written ``results["step"]`` as run.py stores it (seconds per step; FLOPs written out)."""
+    row = {"sizes": {"d_model": 64, "n_layers": 2, "n_heads": 4, "seq_len": 128, "batch_size": 16},
+           "flops": 1_711_276_032, "tokens": 2048, "threads": 2,
+           "pe_lib": {"median": 0.05, "min": 0.048, "max": 0.061, "runs": 5, "tokens_per_s": 40960.0,
+                      "gflops": 34.22552064}}
+    if with_torch:
+        row["torch"] = {"median": 0.0625, "min": 0.06, "max": 0.07, "runs": 5, "threads": 1, "version": "2.13.0+cpu",
+                        "tokens_per_s": 32768.0, "gflops": 27.380416512}
+    return {"steps_per_call": 200, "rows": [row], "load_average": 0.31}
+
+
+def test_step_section_shows_both_sides_and_the_ratio():
+    text = "\n".join(report.render_step(_step_result()))
+    # 1.711 GFLOP; pe_lib 50 ms (48-61), 40,960 tokens/s, 34.2 GFLOP/s; PyTorch 62.5 ms on one thread; 62.5/50 = 1.25
+    assert "| 64 | 4 | 128 | 16 | 1.711 | 50 (48–61) | 40,960 | 34.2 | 62.5 (60–70) (1 thread) | 32,768 " \
+           "| 27.4 | 1.25 |" in text
+    assert "PyTorch 2.13.0+cpu." in text and "after the runs: 0.31." in text and "steps=200" in text
+
+
+def test_step_section_without_pytorch_or_results():
+    text = "\n".join(report.render_step(_step_result(with_torch=False)))
+    assert "| not measured | not measured | not measured | not measured |" in text
+    assert "PyTorch was not measured." in text
+    assert "Not measured yet" in "\n".join(report.render_step(None))

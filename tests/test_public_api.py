@@ -243,11 +243,13 @@ ADDED = [
     "SLIDING_LAYOUTS",  # issue 29: chapter 19
     "context_shift",  # issue 29: chapter 19, llama.cpp's n_keep and n_discard
     "prefix_cache_hit",  # issue 29: chapter 19, prefix caching reuses keys at the same positions only
+    "sink_cache_positions",  # issue 29: chapter 19, StreamingLLM counts positions in its cache
     "mrope_video_positions",  # issue 29: chapter 19, Qwen2.5-VL video time positions (PRs 45400, 48669)
     "VIDEO_TIME_RULES",  # issue 29: chapter 19
     "prefill_chunk",  # issue 29: chapter 19, chunked prefill: positions and mask of one chunk
     "prefill_chunk_bounds",  # issue 29: chapter 19
     "speculative_round",  # issue 29: chapter 19, positions run and keys cropped in one round
+    "speculative_draft_round",  # issue 29: chapter 19, the draft model's positions and cache crop
 ]
 
 

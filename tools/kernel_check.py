@@ -8,7 +8,8 @@ each time with OpenBLAS forced to another core type that this processor can run:
 
 * the numpy chapters (every chapter that trains no model) under each core type of ``CORE_TYPES``
   other than the one OpenBLAS picks here (``make nbval`` has already checked that one);
-* the trained chapters once more, under one other core type, with none of the trained models' settings
+* the trained chapters under one other core type (``make test`` checks them only here, or with ``make nbval``
+  where this cannot run), with none of the trained models' settings
   (oneDNN at AVX2, two XLA threads: ``pe_lib.book.machine.TRAINED_ENV``) in the environment, so that
   the pins ``import pe_lib`` makes are the ones checked, and with every kernel confined to one core:
   XLA's CPU client would otherwise use one thread instead of two and sum matrix products in another

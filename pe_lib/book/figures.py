@@ -19,6 +19,9 @@ A chapter ends a figure cell with ``pe_lib.show(fig, alt="...")``. That displays
   pixels (:func:`smallest_text_pt`), which the site's check of text sizes scales to the shown width;
 * ``legend_over_data`` in the output metadata: what a legend covers (:func:`legend_over_data`, from the
   drawn artists), which ``tests/test_notebook_figures.py`` wants empty for every stored figure;
+* ``ticks_off_integers`` in the output metadata (and in ``phone``): ticks between whole numbers on an axis
+  whose data are whole numbers (:func:`ticks_off_integers`), which ``tests/test_notebook_figures.py`` wants
+  empty for every stored figure;
 * ``caption`` in the output metadata, when given: the finding the website's caption says (``_ext/book_figures.py``);
 * ``alt`` in the output metadata: ``tools/execute.py`` copies it into the cell's
   ``mystnb.image.alt``, which myst-nb writes into the page's ``<img alt=...>``;
@@ -468,12 +471,17 @@ def _thin_ticks(fig: Figure) -> None:
     """Fewer ticks on an axis whose automatic tick labels collide in the narrower figure.
 
     matplotlib picks the number of automatic ticks from the axis's length and the font size, not from
-    the labels' width: six-digit labels on a 360 px axis touch. Ticks placed by the chapter stay.
+    the labels' width: six-digit labels on a 360 px axis touch. Ticks placed by the chapter stay. On an
+    axis whose data are whole numbers (:func:`_counts`), automatic ticks that end up between whole numbers
+    are put back on them (steps of 1, 2, 5 or 10 times a power of ten): a shorter axis picks fewer ticks by
+    itself, and on Fig. 4.8's phone rendering 0, 2, 4, ..., 16 became 0, 2.5, 5, 7.5, ...
+    (:func:`ticks_off_integers`). Ticks already on whole numbers are left as they were.
     """
     from matplotlib.ticker import MaxNLocator
 
     for ax in fig.axes:
-        for axis in (ax.xaxis, ax.yaxis):
+        values = _axis_values(ax)
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
             locator = axis.get_major_locator()
             if not isinstance(locator, MaxNLocator):
                 continue
@@ -481,6 +489,9 @@ def _thin_ticks(fig: Figure) -> None:
                 if not _labels_overlap(axis):
                     break
                 locator.set_params(nbins=nbins)
+                fig.draw_without_rendering()
+            if _counts(values[name]) and _off_whole(axis):  # only then: every other figure's ticks stay as they were
+                locator.set_params(integer=True, steps=[1, 2, 5, 10])
                 fig.draw_without_rendering()
 
 
@@ -564,6 +575,96 @@ def legend_over_data(fig: Figure) -> list[str]:
     return found
 
 
+def _whole(values) -> bool:
+    """Whether every value is a whole number (to 1e-9 of its size)."""
+    v = np.asarray(values, dtype=float)
+    return bool(np.all(np.abs(v - np.round(v)) <= 1e-9 * np.maximum(1.0, np.abs(v))))
+
+
+def _axis_values(ax) -> dict[str, list[np.ndarray]]:
+    """{"x": [...], "y": [...]}: the data values each data artist of ``ax`` draws along each axis.
+
+    Lines drawn in data coordinates (not ``axvline``'s mixed transform on its other axis), scatter
+    points, bars (their centres along the category axis, their ends along the value axis) and images (the
+    centres of their pixels). A reference line, constant along an axis, says nothing about that axis.
+    """
+    from matplotlib.collections import PathCollection
+    from matplotlib.container import BarContainer
+
+    found = {"x": [], "y": []}
+    for line in ax.get_lines():
+        if not line.get_visible():
+            continue
+        xy = np.asarray(line.get_xydata(), dtype=float)
+        # axvline / axhline: data along one axis, a fraction of the axes along the other
+        in_data = line.get_transform().contains_branch_seperately(ax.transData)
+        for k, name in enumerate("xy"):
+            if in_data[k] and len(xy):
+                found[name].append(xy[:, k])
+    for points in ax.collections:
+        if isinstance(points, PathCollection) and points.get_visible() and len(points.get_offsets()):
+            offsets = np.asarray(points.get_offsets(), dtype=float)
+            found["x"].append(offsets[:, 0])
+            found["y"].append(offsets[:, 1])
+    for container in ax.containers:
+        if isinstance(container, BarContainer):
+            bars = [bar for bar in container if bar.get_visible()]
+            if not bars:
+                continue
+            horizontal = container.orientation == "horizontal"
+            centres = [(b.get_y() + b.get_height() / 2) if horizontal else (b.get_x() + b.get_width() / 2)
+                       for b in bars]
+            ends = [(b.get_x() + b.get_width()) if horizontal else (b.get_y() + b.get_height()) for b in bars]
+            found["y" if horizontal else "x"].append(np.array(centres))
+            found["x" if horizontal else "y"].append(np.array(ends))
+    for image in ax.get_images():
+        if image.get_visible():
+            rows, cols = np.asarray(image.get_array()).shape[:2]
+            x0, x1, y0, y1 = image.get_extent()
+            found["x"].append(x0 + (np.arange(cols) + 0.5) * (x1 - x0) / cols)
+            found["y"].append(y0 + (np.arange(rows) + 0.5) * (y1 - y0) / rows)
+    return found
+
+
+def _off_whole(axis) -> list[float]:
+    """The major ticks of ``axis`` inside its view that are not whole numbers."""
+    low, high = sorted(axis.get_view_interval())
+    slack = 1e-9 * max(1.0, abs(low), abs(high))
+    return [t for t in axis.get_majorticklocs() if low - slack <= t <= high + slack and not _whole([t])]
+
+
+def _counts(values: list[np.ndarray]) -> bool:
+    """Whether an axis counts: one of its data artists draws 3 or more distinct values along it, all whole."""
+    return any(len(np.unique(v)) >= 3 and _whole(v) for v in values)
+
+
+def ticks_off_integers(fig: Figure) -> list[str]:
+    """Ticks between whole numbers on axes whose data are whole numbers: one line per such axis.
+
+    An axis counts as integer-valued when one of its data artists (:func:`_axis_values`: a line, scatter
+    points, bars, an image's pixel centres) draws at least 3 distinct values along it, all whole numbers:
+    positions, offsets, counts. A major tick of a visible axis inside its view at 2.5 there marks a
+    value the quantity never takes (issue 30, item 6: ticks at 2.5, 7.5, 12.5 for integer offsets). A
+    smooth curve drawn through the same axis (``np.linspace``) does not make it continuous: the step or
+    the points over it say what the axis counts. Returns e.g. ``["axes 0 x: ticks at 2.5, 7.5 between
+    whole-number data"]``; ``[]`` when every tick sits on a whole number (call it after the figure was
+    drawn, as :func:`shown` does after its PNG, so that the ticks are placed).
+    """
+    found = []
+    for i, ax in enumerate(fig.axes):
+        if not ax.get_visible() or not ax.axison:
+            continue
+        values = _axis_values(ax)
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            if not axis.get_visible() or not _counts(values[name]):
+                continue
+            ticks = _off_whole(axis)
+            if ticks:
+                found.append(f"axes {i} {name}: ticks at {', '.join(f'{t:g}' for t in ticks)} "
+                             "between whole-number data")
+    return found
+
+
 def _designed_px(points: float | None, dpi: float) -> float | None:
     """A font size in designed pixels (``points * dpi / 72``, 2 decimals): the site shows a figure's pixels
     scaled by its shown width over its designed width."""
@@ -607,7 +708,8 @@ def shown(fig: Figure, *, alt: str, caption: str | None = None, phone=None) -> S
     bundle = {"image/png": png, "text/plain": figure_digest(fig)}
     metadata = {"image/png": {"width": int(w), "height": int(h), "alt": " ".join(alt.split()),
                               "min_text_px": _designed_px(smallest_text_pt(fig), fig.dpi),
-                              "legend_over_data": legend_over_data(fig)}}
+                              "legend_over_data": legend_over_data(fig),
+                              "ticks_off_integers": ticks_off_integers(fig)}}
     if caption is not None:
         metadata["image/png"]["caption"] = " ".join(caption.split())
     small = None
@@ -623,6 +725,7 @@ def shown(fig: Figure, *, alt: str, caption: str | None = None, phone=None) -> S
         }
         # its smallest text, drawn by its PNG just above
         metadata["image/png"]["phone"]["min_text_px"] = _designed_px(smallest_text_pt(small), small.dpi)
+        metadata["image/png"]["phone"]["ticks_off_integers"] = ticks_off_integers(small)  # its own ticks
     return ShownFigure(bundle, metadata)
 
 

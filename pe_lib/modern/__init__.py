@@ -9,6 +9,7 @@ from .cache_shift import (
     context_shift,
     prefix_cache_hit,
     rope_shift,
+    sink_cache_positions,
     sliding_window_slots,
     stale_cache_roles,
 )
@@ -55,7 +56,7 @@ from .serving import (
     vllm_dynamic_frequencies,
     vllm_max_model_len,
 )
-from .speculative import speculative_round
+from .speculative import speculative_draft_round, speculative_round
 from .temperature import entropy_by_length, nope_temperature, scalable_softmax, softmax_entropy, target_weight
 from .timestep import timestep_embedding
 
@@ -86,6 +87,7 @@ __all__ = [
     "mrope_video_positions",
     "prefill_chunk",
     "prefill_chunk_bounds",
+    "speculative_draft_round",
     "speculative_round",
     "VIDEO_TIME_RULES",
     "ntk_base",
@@ -106,6 +108,7 @@ __all__ = [
     "prediction_entropy",
     "stale_cache_roles",
     "prefix_cache_hit",
+    "sink_cache_positions",
     "context_shift",
     "sliding_window_slots",
     "SLIDING_LAYOUTS",

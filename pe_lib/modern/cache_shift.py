@@ -140,6 +140,27 @@ def context_shift(n_tokens: int, n_ctx: int, n_keep: int, *, n_discard: int = 0,
     return new.astype(np.int64), -m
 
 
+def sink_cache_positions(n_tokens: int, start_size: int = 4, recent_size: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    r"""StreamingLLM's cache: which tokens it keeps after ``n_tokens``, and the position each is rotated at.
+
+    Xiao et al. (2024) keep the first :math:`s` tokens, the *attention sinks* that models give much weight
+    whatever they hold, and the :math:`r` most recent ones: once :math:`n > s + r`, the cache holds the
+    tokens :math:`0..s-1` and :math:`n-r..n-1` (``StartRecentKVCache.__call__``). Positions are counted *in
+    the cache*: keys are stored unrotated and rotated at every step at their slot :math:`0, 1, \dots`, and
+    the next query at the slot after the last (``pos_shift/modify_llama.py``). So the offsets the model meets
+    never exceed :math:`s + r`. Source: ``mit-han-lab/streaming-llm``, commit d729b3ff.
+
+    Returns ``(kept, positions)``: int64 arrays, the text positions of the cached tokens in order and the
+    position each key is rotated at (:math:`0..|\text{kept}|-1`).
+    """
+    n = check_positive_int(n_tokens, name="n_tokens")
+    s = check_positive_int(start_size, name="start_size", minimum=0)
+    r = check_positive_int(recent_size, name="recent_size")
+    p = np.arange(n)
+    kept = p if n <= s + r else np.concatenate([p[:s], p[n - r:]])  # the sinks, then the most recent r
+    return kept.astype(np.int64), np.arange(kept.size, dtype=np.int64)
+
+
 def prefix_cache_hit(cached_tokens, tokens, block_size: int) -> int:
     r"""How many leading tokens of ``tokens`` a prefix cache of ``cached_tokens`` can serve, in whole blocks.
 

@@ -449,6 +449,33 @@ def _text_config(config: Mapping) -> Mapping:
     return config
 
 
+# Gemma 3's text config classes: their rope_theta defaults for (full, sliding) layers (default_theta)
+GEMMA3_THETAS = {"gemma3_text": (1_000_000.0, 10_000.0), "gemma3n_text": (1_000_000.0, 10_000.0)}
+
+
+def _gemma3_rope_parameters(config: Mapping) -> dict:
+    """``Gemma3TextConfig.convert_rope_params_to_dict`` (and Gemma 3n's, the same code) in transformers 5.23.0:
+    one dict per layer type. A flat ``rope_scaling`` (the files released before transformers 5) updates the
+    full-attention dict only; the full layers' base is ``rope_theta``, the sliding layers'
+    ``rope_local_base_freq``, each unless its dict already has one, else the class default."""
+    full_default, sliding_default = GEMMA3_THETAS.get(config.get("model_type"), GEMMA3_THETAS["gemma3_text"])
+    nested = config.get("rope_parameters")
+    if nested is not None and (not isinstance(nested, Mapping)
+                               or not all(isinstance(v, Mapping) or v is None for v in nested.values())):
+        raise ValueError("a Gemma 3 config's rope_parameters must hold one dict per layer type, like "
+                         "{'full_attention': {...}, 'sliding_attention': {...}}, got " + repr(nested))
+    scaling = config.get("rope_scaling")
+    if scaling is not None and not isinstance(scaling, Mapping):
+        raise TypeError(f"the config's rope_scaling must be a dict or null, got {type(scaling).__name__}")
+    rope = {k: dict(v) for k, v in (nested or {}).items() if v is not None}
+    full = rope.setdefault("full_attention", {"rope_type": "default"})
+    full.update(scaling or {})  # the old single rope_scaling applies to the full layers only
+    full.setdefault("rope_theta", config.get("rope_theta", full_default))
+    sliding = rope.setdefault("sliding_attention", {"rope_type": "default"})
+    sliding.setdefault("rope_theta", config.get("rope_local_base_freq", sliding_default))
+    return rope
+
+
 def config_rope_frequencies(config: Mapping, *, seq_len: int | None = None, layer_type: str | None = None,
                             strict: bool = False) -> tuple[np.ndarray, float]:
     r"""``(inv_freq, attention_factor)`` for a whole ``config.json`` (loaded with ``json.load``).
@@ -463,13 +490,21 @@ def config_rope_frequencies(config: Mapping, *, seq_len: int | None = None, laye
     the top level, except ``original_max_position_embeddings``, as in transformers. Only what the file
     says is read: a model's config class can add defaults the file leaves out (``Phi3Config`` an
     ``original_max_position_embeddings`` of 4096, ``Qwen3VLTextConfig`` a ``rope_theta`` of 500000), which
-    this function, knowing no model classes, takes as absent (pe_lib's base default is 10000). ``seq_len``
+    this function, knowing no model classes, takes as absent (pe_lib's base default is 10000). One family is
+    read as its config class reads it: a Gemma 3 text config (``model_type`` ``"gemma3_text"`` or
+    ``"gemma3n_text"``, or any config with ``rope_local_base_freq``) has one dict per layer type even in the
+    files released before transformers 5, which give a flat ``rope_scaling`` (applied to the full-attention
+    layers only, with base ``rope_theta``, default 1000000) and ``rope_local_base_freq`` (the sliding layers'
+    base, default 10000, unscaled): pass ``layer_type``. ``seq_len``
     and ``strict`` as in :func:`rope_scaling_frequencies`. Returns the same ``(inv_freq, attention_factor)``.
     """
     if not isinstance(config, Mapping):
         raise TypeError(f"config must be a dict (a config.json read with json.load), got {type(config).__name__}")
     config = _text_config(config)
-    rope = config.get("rope_scaling") or config.get("rope_parameters")
+    if config.get("model_type") in GEMMA3_THETAS or "rope_local_base_freq" in config:
+        rope = _gemma3_rope_parameters(config)
+    else:
+        rope = config.get("rope_scaling") or config.get("rope_parameters")
     layer_types = set(config.get("layer_types") or ()) | {"full_attention", "sliding_attention"}
     nested = isinstance(rope, Mapping) and rope and all(k in layer_types for k in rope)
     if nested:

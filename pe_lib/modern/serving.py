@@ -15,16 +15,18 @@ request in their own words, and not every type has them:
   issues #3488 and #5093): up to commit 50feac95 with the base transformers' ``"dynamic"`` reaches at
   ``factor`` times the length; since PR #41277 (issue #41236, commit 3cfbaf33 read here) with the
   base unscaled, which is plain RoPE run past its training length (:func:`vllm_dynamic_frequencies`).
-  Its YaRN is static, as transformers' is: of transformers' types only ``"dynamic"`` and
-  ``"longrope"`` depend on the input's length.
+  Its YaRN is static (``YaRNScalingRotaryEmbedding`` builds one table when the model loads, commit
+  ffdc9857), as transformers' is: of transformers' types only ``"dynamic"`` and ``"longrope"`` depend
+  on the input's length.
 * **llama.cpp** takes ``--rope-scaling {none,linear,yarn}``, ``--rope-scale`` :math:`s` (the same as
   ``--rope-freq-scale`` :math:`1/s`), ``--rope-freq-base``, ``--yarn-orig-ctx``, ``--yarn-beta-fast``,
-  ``--yarn-beta-slow`` and ``-c`` (context size) (``tools/server/README.md``). Its kernel turns pair
+  ``--yarn-beta-slow`` and ``-c`` (context size) (``tools/server/README.md`` at commit 25d5b0c5). Its kernel turns pair
   :math:`i` at position :math:`p` by :math:`\theta = \text{freq\_scale}\cdot p\,\mathrm{base}^{-2i/d}`
-  (ggml's ``rope_yarn``, which blends in the unscaled angle on YaRN's ramp): linear scaling is the
+  (ggml's ``rope_yarn`` in ``ggml/src/ggml-cpu/ops.cpp`` at commit 1f08e2d6,
+  which blends in the unscaled angle on YaRN's ramp): linear scaling is the
   same frequency :math:`\omega_i/s` as transformers'. It has no length-dependent ``"dynamic"``, and
   ``"llama3"`` and ``"longrope"`` have no flags: their per-pair factors are written into the GGUF
-  file when the checkpoint is converted (``convert_hf_to_gguf.py``).
+  file when the checkpoint is converted (``convert_hf_to_gguf.py`` at commit a458664f).
 
 Reading a real ``config.json`` (top-level ``original_max_position_embeddings``, Llama 4's and
 M-RoPE's keys) is :func:`pe_lib.rope_scaling_frequencies`' job; :func:`serving_settings` takes the
@@ -48,7 +50,7 @@ def llama_cpp_frequencies(head_dim: int, *, freq_base: float = 10_000.0, freq_sc
 
     ``head_dim``: the rotary dimension ``d`` (even). ``freq_base``: ``--rope-freq-base``. ``freq_scale``:
     ``--rope-freq-scale``, i.e. ``1 / --rope-scale``, in (0, 1]. Returns ``(d/2,)`` float64.
-    Source: ggml's ``rope_yarn`` (``theta_interp = freq_scale * theta_extrap``).
+    Source: ggml's ``rope_yarn`` (``theta_interp = freq_scale * theta_extrap``; llama.cpp commit 1f08e2d6).
     """
     d = check_d_model(head_dim, name="head_dim")
     scale = check_finite_real(freq_scale, name="freq_scale")

@@ -17,6 +17,16 @@ sampling, batch size 1) is, for a sequence of :math:`n` tokens whose cache holds
 Without the crop the next round would write new keys at positions the rejected drafts already hold, and
 every later query would see both. ``make reference`` checks these positions and cache lengths against every
 target forward pass of a real assisted ``generate()``.
+
+The draft model keeps a cache of its own, and it is cropped too. In the same transformers version
+(``AssistedCandidateGenerator`` in ``generation/candidate_generator.py``: ``_update_past_and_masks`` with its
+defaults, then ``assistant_model.generate``), a round that starts with :math:`n` tokens first crops the draft's
+cache to :math:`n - 2` keys, whatever it held, then has the draft run positions :math:`n - 2` and :math:`n - 1`
+in one pass and each of its first :math:`k - 1` drafts after them, one pass each (:math:`n .. n + k - 2`; the
+last draft is proposed but never run through the draft model). Its cache then holds :math:`n + k - 1` keys, of
+which the next round, at length :math:`n + a + 1`, keeps :math:`n + a - 1`: it crops :math:`k - a` keys,
+positions :math:`n + a - 1 .. n + k - 2`, the rejected drafts that were run and one valid key before them,
+which it runs again. The first round has nothing to crop and runs the whole prompt.
 """
 
 from __future__ import annotations
@@ -49,3 +59,29 @@ def speculative_round(n_tokens: int, n_draft: int, n_accepted: int, *,
     run = np.arange(0 if first else n - 1, n + k, dtype=np.int64)
     cropped = np.arange(n + a, n + k, dtype=np.int64)
     return run, cropped, n + a + 1
+
+
+def speculative_draft_round(n_tokens: int, n_draft: int, n_accepted: int, *,
+                            first: bool = False) -> tuple[np.ndarray, np.ndarray, int]:
+    r"""One round of speculative decoding, seen from the draft model's positions and cache.
+
+    ``n_tokens`` :math:`n`: the sequence's length before the round (:math:`n \ge 2` unless ``first``, when
+    :math:`n \ge 1`). ``n_draft`` :math:`k \ge 1`: drafts proposed (a round with none does not run the draft).
+    ``n_accepted`` :math:`a`, :math:`0 \le a \le k`. ``first``: the first round (the draft has no cache yet).
+    Returns ``(run, cropped, n_kept)``: the positions the draft model runs in this round, int64
+    :math:`(n - 2, \dots, n + k - 2)`, or :math:`(0, \dots, n + k - 2)` if ``first`` (its cache then holds
+    :math:`n + k - 1` keys); the positions whose keys the next round crops, :math:`(n + a - 1, \dots, n + k - 2)`,
+    :math:`k - a` of them; and :math:`n + a - 1`, the keys the draft's cache keeps for the next round, which
+    starts at length :math:`n + a + 1` and runs positions :math:`n + a - 1` and :math:`n + a` first.
+    Source: transformers 5.23.0, see the module docstring.
+    """
+    if not isinstance(first, bool):
+        raise ValueError(f"first must be True or False, got {first!r}")
+    n = check_positive_int(n_tokens, name="n_tokens", minimum=1 if first else 2)
+    k = check_positive_int(n_draft, name="n_draft")
+    if isinstance(n_accepted, bool) or not isinstance(n_accepted, numbers.Integral) or not 0 <= n_accepted <= k:
+        raise ValueError(f"n_accepted must be an integer from 0 to n_draft = {k}, got {n_accepted!r}")
+    a = int(n_accepted)
+    run = np.arange(0 if first else n - 2, n + k - 1, dtype=np.int64)
+    cropped = np.arange(n + a - 1, n + k - 1, dtype=np.int64)
+    return run, cropped, n + a - 1

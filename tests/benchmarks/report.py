@@ -80,6 +80,43 @@ def render_training(training: dict | None) -> list[str]:
     return lines
 
 
+def render_step(step: dict | None) -> list[str]:
+    """The lines of the section on the training step against PyTorch (``results["step"]`` of run.py)."""
+    lines = ["### The training step against PyTorch", ""]
+    if not step:
+        return lines + ["Not measured yet: run `make reference`, then `make bench`."]
+    lines += [
+        "The same model (pre-LN blocks, ReLU MLP of width $4d_\\text{model}$, interleaved RoPE, causal mask, "
+        "Adam) trained on the same batch sizes, by pe_lib (a second `pe_lib.train_transformer(\"text\", "
+        f"\"rope\", steps={step['steps_per_call']})` call: batches made and steps run, nothing compiled) and by "
+        "PyTorch in eager mode (`tests/benchmarks/torch_step.py`, run with `make reference`'s environment; "
+        "`scaled_dot_product_attention` for the attention). pe_lib runs on the two threads XLA is pinned to; "
+        "PyTorch is timed with one thread and with two, and the faster is shown. "
+        "GFLOP/s count the matrix products of a step (`pe_lib.trained.flops.step_flops`), tokens/s the "
+        "characters a step trains on. Median of the rounds, fastest and slowest in brackets.",
+        "",
+        "| $d_\\text{model}$ | heads | $L$ | batch | GFLOP per step | pe_lib ms/step | pe_lib tokens/s "
+        "| pe_lib GFLOP/s | PyTorch ms/step | PyTorch tokens/s | PyTorch GFLOP/s | pe_lib's speed / PyTorch's |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in step["rows"]:
+        sz, ours, theirs = row["sizes"], row["pe_lib"], row.get("torch")
+        cells = [str(sz["d_model"]), str(sz["n_heads"]), str(sz["seq_len"]), str(sz["batch_size"]),
+                 f"{row['flops'] / 1e9:.3f}", _timing(ours),
+                 f"{ours['tokens_per_s']:,.0f}", f"{ours['gflops']:.1f}"]
+        if theirs:
+            cells += [f"{_timing(theirs)} ({theirs['threads']} thread{'s' if theirs['threads'] > 1 else ''})",
+                      f"{theirs['tokens_per_s']:,.0f}", f"{theirs['gflops']:.1f}",
+                      f"{theirs['median'] / ours['median']:.2f}"]
+        else:
+            cells += ["not measured"] * 4
+        lines.append("| " + " | ".join(cells) + " |")
+    torch_version = next((r["torch"]["version"] for r in step["rows"] if r.get("torch")), None)
+    lines += ["", f"- PyTorch {torch_version}." if torch_version else "- PyTorch was not measured.",
+              f"- Load average (1 min) after the runs: {step['load_average']:.2f}."]
+    return lines
+
+
 def render(results: dict) -> str:
     """The generated part of the performance page, as MyST markdown."""
     m = results["machine"]
@@ -205,7 +242,8 @@ def render(results: dict) -> str:
         ]
         for cell in book["slowest_cells"]:
             lines.append(f"| {cell['notebook']} | {cell['cell']} | {cell['seconds']:.2f} |")
-    lines += ["", *render_training(results.get("training")), "", "### Widgets", ""]
+    lines += ["", *render_training(results.get("training")), "", *render_step(results.get("step")), "",
+              "### Widgets", ""]
     widgets = results.get("widgets", {})
     if not widgets.get("builders"):
         lines.append(widgets.get("note", "No widget builders were found in `pe_lib`."))

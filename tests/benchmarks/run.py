@@ -433,6 +433,68 @@ def bench_training(quick: bool) -> dict:
     return result
 
 
+# ---- 6. the training step against PyTorch -----------------------------------------------------------------
+# the two sizes of issue 27: the chapters' model, and the width and length a text model needs (d_k = 16)
+STEP_SIZES = ({"d_model": 32, "n_layers": 2, "n_heads": 4, "seq_len": 64, "batch_size": 16},
+              {"d_model": 64, "n_layers": 2, "n_heads": 4, "seq_len": 128, "batch_size": 16})
+STEP_COUNT = 200  # steps per timed call: two of pe_lib's chunks of 100
+_STEP_SCRIPT = """
+import json, sys, time
+import pe_lib
+sizes = json.loads(sys.argv[1])
+pe_lib.train_transformer("text", "rope", steps=100, progress=False, **sizes)  # compiles the step for these sizes
+times = []
+for _ in range(int(sys.argv[3])):
+    start = time.perf_counter()
+    pe_lib.train_transformer("text", "rope", steps=int(sys.argv[2]), progress=False, **sizes)
+    times.append((time.perf_counter() - start) / int(sys.argv[2]))
+print(json.dumps(times))
+"""
+TORCH_PYTHON = ROOT / ".venv-reference" / "bin" / "python"
+
+
+def bench_step(quick: bool) -> dict:
+    """Seconds per training step of pe_lib (a second ``train_transformer`` call of the same sizes: batches made,
+    steps run, nothing compiled) and of the same model in PyTorch eager (``tests/benchmarks/torch_step.py``, the
+    faster of one thread and two), at :data:`STEP_SIZES`; tokens per second and GFLOP/s from
+    :func:`pe_lib.trained.flops.step_flops`. The PyTorch side needs ``make reference``'s environment."""
+    from pe_lib.trained.corpus import TEXT_VOCAB_SIZE
+    from pe_lib.trained.flops import step_flops
+
+    rounds = 2 if quick else 5
+    threads = int(os.environ.get("PJRT_NPROC", "2"))
+    rows = []
+    for sizes in STEP_SIZES:
+        flops = step_flops(vocab_size=TEXT_VOCAB_SIZE, **{k: v for k, v in sizes.items() if k != "n_heads"})
+        tokens = sizes["batch_size"] * sizes["seq_len"]
+        out = subprocess.run([sys.executable, "-c", _STEP_SCRIPT, json.dumps(sizes), str(STEP_COUNT), str(rounds)],
+                             env=_env(), capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
+        sides = {"pe_lib": summarize(json.loads(out))}
+        if TORCH_PYTHON.exists():  # PyTorch's best of one thread and two: the comparison is with its fastest
+            args = [str(sizes[k]) for k in ("d_model", "n_layers", "n_heads", "seq_len", "batch_size")]
+            timed = []
+            for n in (1, 2):
+                done = subprocess.run([str(TORCH_PYTHON), str(Path(__file__).with_name("torch_step.py")), *args,
+                                       "--threads", str(n), "--rounds", str(rounds)],
+                                      env=_env() | {"OMP_NUM_THREADS": str(n)}, capture_output=True, text=True,
+                                      check=True)
+                timed.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            best = min(timed, key=lambda t: t["median"])
+            sides["torch"] = {k: best[k] for k in ("median", "min", "max", "threads")} | {"runs": rounds}
+            sides["torch"]["version"] = best["torch"]
+        row = {"sizes": sizes, "flops": flops, "tokens": tokens, "threads": threads}
+        for side, timing in sides.items():
+            row[side] = timing | {"tokens_per_s": tokens / timing["median"], "gflops": flops / timing["median"] / 1e9}
+        rows.append(row)
+        text = ", ".join(f"{side} {1e3 * row[side]['median']:.1f} ms/step ({row[side]['tokens_per_s']:,.0f} tokens/s, "
+                         f"{row[side]['gflops']:.1f} GFLOP/s)" for side in sides)
+        ratio = f" -> pe_lib {row['torch']['median'] / row['pe_lib']['median']:.2f}x PyTorch's speed" \
+            if "torch" in row else " (PyTorch not measured: run make reference first)"
+        print(f"  d_model {sizes['d_model']}, {sizes['n_heads']} heads, L {sizes['seq_len']}, batch "
+              f"{sizes['batch_size']}: {text}{ratio}", flush=True)
+    return {"steps_per_call": STEP_COUNT, "rows": rows, "load_average": round(os.getloadavg()[0], 2)}
+
+
 # ---- 3. the whole book ----------------------------------------------------------------------------------------
 def _env() -> dict:
     return os.environ | {"PYTHONHASHSEED": "0", "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
@@ -525,9 +587,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--book", action="store_true", help="also time nbval, a clean build and an execution")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions; implies --no-save")
     parser.add_argument("--no-save", action="store_true", help="print only; leave the JSON and the page alone")
-    parser.add_argument("--only", choices=["training"],
+    parser.add_argument("--only", choices=["training", "step"],
                         help="run this section alone and print its part of the page (implies --no-save)")
     args = parser.parse_args(argv)
+    if args.only == "step":
+        print("6. the training step against PyTorch")
+        step = bench_step(args.quick)
+        print("\n" + "\n".join(report.render_step(step)))
+        return 0
     if args.only == "training":
         print("5. training a Transformer")
         training = bench_training(args.quick)
@@ -547,6 +614,8 @@ def main(argv: list[str] | None = None) -> int:
     results["widgets"] = bench_widgets(args.quick)
     print("5. training a Transformer")
     results["training"] = bench_training(args.quick)
+    print("6. the training step against PyTorch")
+    results["step"] = bench_step(args.quick)
     results["load_average"]["end"] = round(os.getloadavg()[0], 2)
     load = results["load_average"]
     print(f"load average (1 min) at start and end: {load['start']}, {load['end']}")

@@ -89,7 +89,7 @@ def test_show_displays_a_2x_png_with_alt_text_and_the_digest(monkeypatch):
     assert kwargs["metadata"] == {
         "image/png": {"width": 600, "height": 300, "alt": "A line, a small image, two bars and two dots.",
                       "min_text_px": 13.89,  # the default tick labels, 10 pt, at 100 dpi: 10 * 100 / 72
-                      "legend_over_data": []}
+                      "legend_over_data": [], "ticks_off_integers": []}
     }
     png = base64.b64decode(bundle["image/png"])
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
@@ -217,7 +217,7 @@ def test_shown_is_what_show_displays_and_what_glue_stores(monkeypatch):
     assert data["image/png"] == bundle["image/png"] and data["text/plain"] == bundle["text/plain"]
     phone = figure.metadata["image/png"]["phone"]
     assert metadata["image/png"] == {"width": 600, "height": 300, "alt": alt, "phone": phone, "min_text_px": 13.89,
-                                     "legend_over_data": []}
+                                     "legend_over_data": [], "ticks_off_integers": []}
     with pytest.raises(ValueError, match="alt must describe"):
         pe_lib.shown(fig, alt="a plot")
 
@@ -346,3 +346,92 @@ def test_a_hidden_line_under_a_legend_is_not_reported():
     fig.draw_without_rendering()
     covered = figures.legend_over_data(fig)  # planted: the line's visibility not checked
     assert "axes 0: the legend covers line 'rising'" not in covered and any("bars" in c for c in covered), covered
+
+
+# ---- ticks between whole numbers on an axis that counts (issue 30, items 6 and the remnant of Fig. 4.8) ------
+def _drawn_fig(draw, *, width=6.0, ticks=None):
+    """A one-panel figure drawn by ``draw(ax)``, laid out, with x ticks set to ``ticks`` if given."""
+    fig = Figure(figsize=(width, 3), dpi=100)
+    ax = fig.subplots()
+    draw(ax)
+    if ticks is not None:
+        ax.set_xticks(ticks)
+    fig.draw_without_rendering()
+    return fig
+
+
+def _whole_steps(ax):
+    ax.plot(np.arange(16), np.arange(16) % 3, "o")  # positions 0..15 and values 0, 1, 2: both whole
+    ax.set_yticks([0, 1, 2])
+
+
+def test_ticks_between_whole_numbers_are_found_on_an_axis_that_counts():
+    half = figures.ticks_off_integers(_drawn_fig(_whole_steps, ticks=[0, 2.5, 5, 7.5, 15]))
+    assert half == ["axes 0 x: ticks at 2.5, 7.5 between whole-number data"]
+    assert figures.ticks_off_integers(_drawn_fig(_whole_steps, ticks=[0, 5, 10, 15])) == []
+    # a smooth curve over the same axis does not hide what the points count
+    both = figures.ticks_off_integers(_drawn_fig(lambda ax: (_whole_steps(ax), ax.plot(np.linspace(0, 15, 301),
+                                                              np.ones(301))), ticks=[0, 7.5, 15]))
+    assert "axes 0 x: ticks at 7.5 between whole-number data" in both
+    # a continuous quantity: ticks anywhere
+    curve = _drawn_fig(lambda ax: ax.plot(np.linspace(0, 1.5, 50), np.linspace(0, 1, 50) ** 2), ticks=[0, 0.75])
+    assert figures.ticks_off_integers(curve) == []
+    # ticks outside the view are not drawn; a hidden axis draws none; a hidden panel neither
+    outside = _drawn_fig(_whole_steps, ticks=[0, 5, 10, 15, 17.5])
+    outside.axes[0].set_xlim(-0.5, 15.5)
+    assert figures.ticks_off_integers(outside) == []
+    hidden = _drawn_fig(_whole_steps, ticks=[2.5])
+    hidden.axes[0].xaxis.set_visible(False)
+    assert figures.ticks_off_integers(hidden) == []
+    off = _drawn_fig(_whole_steps, ticks=[2.5])
+    off.axes[0].set_axis_off()
+    assert figures.ticks_off_integers(off) == []
+    off.axes[0].set_axis_on()
+    off.axes[0].set_visible(False)
+    assert figures.ticks_off_integers(off) == []
+
+
+def test_ticks_on_the_y_axis_and_from_each_kind_of_data_artist():
+    def steps_y(ax):
+        _whole_steps(ax)
+        ax.set_yticks([0, 0.5, 2])
+    assert figures.ticks_off_integers(_drawn_fig(steps_y, ticks=[0, 5, 10, 15])) == [
+        "axes 0 y: ticks at 0.5 between whole-number data"]
+    # scatter points, bars (centres along x, heights along y), an image's pixel centres
+    scatter = _drawn_fig(lambda ax: ax.scatter([1, 2, 3], [0.1, 0.7, 0.2]), ticks=[1, 1.5, 3])
+    assert figures.ticks_off_integers(scatter) == ["axes 0 x: ticks at 1.5 between whole-number data"]
+    bars = _drawn_fig(lambda ax: (ax.bar([0, 1, 2], [3.0, 7.0, 4.0]), ax.set_yticks([0, 3.5, 7])), ticks=[0, 0.5, 2])
+    assert figures.ticks_off_integers(bars) == ["axes 0 x: ticks at 0.5 between whole-number data",
+                                                "axes 0 y: ticks at 3.5 between whole-number data"]
+    sideways = _drawn_fig(lambda ax: (ax.barh([0, 1, 2], [0.3, 0.7, 0.4]), ax.set_yticks([0, 1.5, 2])))
+    assert figures.ticks_off_integers(sideways) == ["axes 0 y: ticks at 1.5 between whole-number data"]
+    no_bars = _drawn_fig(lambda ax: [b.set_visible(False) for b in ax.bar([0, 1, 2], [0.3, 0.7, 0.4])],
+                         ticks=[0.5])
+    assert figures.ticks_off_integers(no_bars) == []
+    image = _drawn_fig(lambda ax: ax.imshow(np.zeros((4, 6))), ticks=[0, 2.5, 5])
+    assert figures.ticks_off_integers(image) == [  # matplotlib's own y ticks of 4 rows: every half
+        "axes 0 x: ticks at 2.5 between whole-number data",
+        "axes 0 y: ticks at -0.5, 0.5, 1.5, 2.5, 3.5 between whole-number data"]
+    # a reference line (axvline: x constant, y a fraction of the axes) and two-valued steps say nothing
+    lines = _drawn_fig(lambda ax: (ax.plot(np.linspace(0, 1, 30), np.linspace(0, 1, 30)), ax.axvline(0.5),
+                                   ax.step([0, 0.25, 0.5, 0.75], [-1, 1, -1, 1]), ax.set_yticks([-1, -0.5, 0, 0.5, 1])),
+                       ticks=[0, 0.5, 1])
+    assert figures.ticks_off_integers(lines) == []
+    invisible = _drawn_fig(lambda ax: (ax.plot([0, 1, 2], [0.5, 0.1, 0.9])[0].set_visible(False),
+                                       ax.imshow(np.zeros((3, 3))).set_visible(False)), ticks=[0.5])
+    assert figures.ticks_off_integers(invisible) == []
+    # error bars are not bars: their container holds lines, which count as lines
+    errors = _drawn_fig(lambda ax: ax.errorbar([0.5, 1.5, 2.5], [1.0, 2.0, 1.5], yerr=0.1), ticks=[0.5, 1.5])
+    assert figures.ticks_off_integers(errors) == []
+
+
+def test_shown_notes_ticks_between_whole_numbers_for_the_desktop_and_the_phone(monkeypatch):
+    alt = "Points at whole positions with ticks between them."
+    meta = pe_lib.shown(_drawn_fig(_whole_steps, ticks=[0, 2.5, 15]), alt=alt).metadata["image/png"]
+    assert meta["ticks_off_integers"][0] == "axes 0 x: ticks at 2.5 between whole-number data"
+    monkeypatch.setenv(figures.PHONE_ENV, "1")
+    wide = Figure(figsize=(7.6, 3), dpi=100)
+    for ax in wide.subplots(1, 2):
+        ax.plot(np.arange(4), [0.1, 0.5, 0.2, 0.9], "o")  # offsets 0..3: on a narrow panel, ticks at 0.5
+    phone = pe_lib.shown(wide, alt=alt).metadata["image/png"]["phone"]
+    assert phone["ticks_off_integers"] == figures.ticks_off_integers(figures.phone_figure(wide))

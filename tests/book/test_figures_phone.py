@@ -306,7 +306,8 @@ def test_a_readers_run_draws_no_phone_rendering_but_still_checks_phone(monkeypat
         else:
             monkeypatch.setenv(figures.PHONE_ENV, value)
         meta = pe_lib.shown(_panels(), alt=ALT).metadata["image/png"]
-        assert set(meta) == {"width", "height", "alt", "min_text_px", "legend_over_data"}, value
+        assert set(meta) == {"width", "height", "alt", "min_text_px", "legend_over_data",
+                             "ticks_off_integers"}, value
         with pytest.raises(ValueError, match="phone as a number of columns"):
             pe_lib.shown(_panels(), alt=ALT, phone=4)
     monkeypatch.setenv(figures.PHONE_ENV, "1")
@@ -355,3 +356,27 @@ def test_the_phone_metadata_says_when_panels_side_by_side_are_stacked():
     small = pe_lib.encoding_bars([0, 1], 8, width=4.2, compact=True)
     assert stacked(pe_lib.encoding_bars([0, 1], 8), phone=small) is False  # a hand-drawn phone picture
     assert figures.restacks(_panels(2)) is True and figures.restacks(_panels(2), "keep") is False
+
+
+def test_a_phone_rendering_keeps_the_ticks_of_a_counting_axis_on_whole_numbers():
+    """Fig. 4.8 of chapter 4 (bits of positions 0..15 beside sine columns, 4 x 2 panels): its desktop x ticks sat
+    on 0, 2, ..., 16; on the phone's shorter axes matplotlib put them at 0, 2.5, 5, 7.5, ... (issue 30). The phone
+    rendering keeps an axis whose data are whole numbers on whole ticks (planted: that step removed, the ticks
+    at 2.5 come back)."""
+    fig = Figure(figsize=(7.6, 6.4), dpi=100, layout="constrained")
+    axes = fig.subplots(4, 2, sharex=True, sharey=True)
+    fine = np.linspace(0, 16, 1601)
+    for b in range(4):
+        axes[b, 0].step(np.arange(16), np.arange(16) % 2, where="post", label="bit")
+        axes[b, 0].plot(fine, np.sin(fine), ls="--", label="sine")
+        axes[b, 0].set_ylabel(f"b = {b}\n$\\lambda$ = {2 ** (b + 1)}")
+        axes[b, 1].plot(fine, np.sin(fine / 2))
+        axes[b, 1].plot(np.arange(16), np.sin(np.arange(16) / 2), "o", ms=3)
+        axes[b, 1].set_ylabel(f"k = {b}\n$\\lambda$ = 12.6")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncols=2)
+    fig.draw_without_rendering()
+    assert figures.ticks_off_integers(fig) == []  # the desktop: 0, 2, 4, ...
+    small = figures.phone_figure(fig, (4.2, 8.0))
+    small.draw_without_rendering()
+    assert figures.ticks_off_integers(small) == []
+    assert list(small.axes[0].get_xticks()) == [-5, 0, 5, 10, 15, 20]  # -5 and 20 outside the view

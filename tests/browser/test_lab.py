@@ -361,15 +361,24 @@ LAB_TABLE_JS = """() => {
   const width = (e, side) => e ? parseFloat(getComputedStyle(e)[`border${side}Width`]) : 0;
   const wide = Array.from(document.querySelectorAll('.jp-OutputArea-output pre'))
     .filter(pre => pre.scrollWidth > pre.clientWidth + 1).map(pre => pre.textContent.slice(0, 40));
+  // each break opportunity the style adds inside an identifier: the characters either side of it
+  const side = (node, i) => node ? node.textContent.at(i) : '';
+  const joints = Array.from(table.querySelectorAll('td code wbr'))
+    .map(w => side(w.previousSibling, -1) + side(w.nextSibling, 0));
   return {header: width(table.querySelector('th'), 'Bottom'), row: width(table.querySelector('td'), 'Bottom'),
-          outputs: document.querySelectorAll('.jp-OutputArea-output pre').length, wide};
+          outputs: document.querySelectorAll('.jp-OutputArea-output pre').length, wide,
+          tableWidth: table.getBoundingClientRect().width, cellWidth: table.parentElement.clientWidth, joints};
 }"""
+# where a line may break inside an identifier of the table: after / . , ( = or _, or before an inner capital
+JOINT = re.compile(r"^(?:[/.,(=_].|[a-z][A-Z])$")
 
 
 def test_lab_tables_have_rules_and_printed_lines_fit(browser, lab, book_html):
     """jupyterlab-myst's tables had no rules and no line under the header (Tailwind's reset sets every
     border to 0): tools/lab_extensions/book-lab-style draws them (seen failing without it). No printed line
-    is wider than its output box."""
+    is wider than its output box. Chapter 11's table of six columns fits its cell at 1366 px: it ran 1247 px
+    wide in a 914 px cell, three columns off the edge, until the style let identifiers break at their joints
+    (seen failing without it); never between two letters of a word."""
     url, token = lab
     context = browser.new_context(viewport={"width": 1366, "height": 900})
     page = context.new_page()
@@ -384,3 +393,6 @@ def test_lab_tables_have_rules_and_printed_lines_fit(browser, lab, book_html):
         context.close()
     assert found["header"] >= 2 and found["row"] >= 1, f"table rules in Lab (px): {found}"
     assert found["outputs"] > 3 and not found["wide"], f"printed lines wider than their box in Lab: {found['wide']}"
+    assert found["tableWidth"] <= found["cellWidth"] + 1, (
+        f"the table is {found['tableWidth']:.0f} px wide in a {found['cellWidth']} px cell (Lab at 1366 px)")
+    assert found["joints"] and all(JOINT.match(j) for j in found["joints"]), found["joints"]

@@ -230,3 +230,35 @@ def test_context_shift_by_hand_and_with_rope_shift():
 def test_context_shift_bad_input(kwargs, message):
     with pytest.raises(ValueError, match=message):
         pe_lib.context_shift(**kwargs)
+
+
+def test_sink_cache_positions_by_hand():
+    # 20 tokens, 4 sinks and 8 recent: tokens 0-3 and 12-19 stay, rotated at 0..11; the next query is at 12
+    kept, positions = pe_lib.sink_cache_positions(20, 4, 8)
+    assert kept.tolist() == [0, 1, 2, 3, 12, 13, 14, 15, 16, 17, 18, 19]
+    assert positions.tolist() == list(range(12)) and kept.dtype == positions.dtype == np.int64
+    # nothing is evicted while the cache has room, up to s + r tokens
+    for n in (1, 11, 12):
+        kept, positions = pe_lib.sink_cache_positions(n, 4, 8)
+        assert kept.tolist() == positions.tolist() == list(range(n))
+    # no sinks: a plain window of the r most recent
+    assert pe_lib.sink_cache_positions(10, 0, 3)[0].tolist() == [7, 8, 9]
+
+
+@pytest.mark.parametrize("n", [5, 13, 40, 517, 1000])
+def test_sink_cache_positions_against_start_recent_slicing(n):
+    """StartRecentKVCache.__call__ (streaming-llm d729b3ff) slices [0, s) and [n - r, n) once n > s + r; the
+    offsets the model meets never exceed the cache size."""
+    s, r = 4, 512
+    kept, positions = pe_lib.sink_cache_positions(n, s, r)
+    cache = list(range(n)) if n <= s + r else list(range(n))[:s] + list(range(n))[n - r:]
+    assert kept.tolist() == cache and positions.max() < s + r
+
+
+def test_sink_cache_positions_rejects_bad_sizes():
+    with pytest.raises(ValueError, match="recent_size must be an integer >= 1, got 0"):
+        pe_lib.sink_cache_positions(10, 4, 0)
+    with pytest.raises(ValueError, match="start_size"):
+        pe_lib.sink_cache_positions(10, -1, 4)
+    with pytest.raises(ValueError, match="n_tokens"):
+        pe_lib.sink_cache_positions(0)

@@ -650,6 +650,34 @@ def test_config_rope_frequencies_per_layer_type_as_in_gemma4():
     np.testing.assert_allclose(full[:64], [ref_omega(512, 1e6, i) for i in range(64)], rtol=1e-12)
 
 
+def test_config_rope_frequencies_reads_an_old_gemma3_file_per_layer_type():
+    # Gemma 3 4B/12B/27B's config.json before transformers 5: one flat rope_scaling, which the config class puts
+    # into the full-attention layers only (base rope_theta); the sliding layers turn at rope_local_base_freq
+    text = {"model_type": "gemma3_text", "head_dim": 256, "hidden_size": 2560, "num_attention_heads": 8,
+            "rope_scaling": {"factor": 8.0, "rope_type": "linear"}, "rope_theta": 1_000_000.0,
+            "rope_local_base_freq": 10_000.0}
+    for config in (text, {"model_type": "gemma3", "text_config": text}):
+        full, _ = pe_lib.config_rope_frequencies(config, layer_type="full_attention")
+        np.testing.assert_allclose(full, [ref_omega(256, 1e6, i) / 8 for i in range(128)], rtol=1e-12)
+        sliding, _ = pe_lib.config_rope_frequencies(config, layer_type="sliding_attention")
+        np.testing.assert_allclose(sliding, [ref_omega(256, 1e4, i) for i in range(128)], rtol=1e-12)
+    # the bases left out: the class defaults, 1e6 and 1e4; found by rope_local_base_freq alone as well
+    bare = {"model_type": "gemma3n_text", "head_dim": 8, "rope_scaling": None}
+    assert pe_lib.config_rope_frequencies(bare, layer_type="full_attention")[0][1] == pytest.approx(1e6 ** -0.25)
+    assert pe_lib.config_rope_frequencies(bare, layer_type="sliding_attention")[0][1] == pytest.approx(1e4 ** -0.25)
+    unnamed = {"head_dim": 8, "rope_local_base_freq": 100.0}
+    assert pe_lib.config_rope_frequencies(unnamed, layer_type="sliding_attention")[0][1] == pytest.approx(100 ** -0.25)
+    assert pe_lib.config_rope_frequencies(unnamed, layer_type="full_attention")[0][1] == pytest.approx(1e6 ** -0.25)
+    # a nested rope_parameters keeps its own bases; a flat rope_scaling beside it still goes to the full layers
+    nested = {"model_type": "gemma3_text", "head_dim": 8, "rope_theta": 7.0,
+              "rope_scaling": {"factor": 2.0, "rope_type": "linear"},
+              "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 16.0},
+                                  "sliding_attention": None}}
+    np.testing.assert_allclose(pe_lib.config_rope_frequencies(nested, layer_type="full_attention")[0],
+                               [0.5, 0.25, 0.125, 0.0625], rtol=1e-12)  # 16^(-2i/8) / 2
+    assert pe_lib.config_rope_frequencies(nested, layer_type="sliding_attention")[0][1] == pytest.approx(1e4 ** -0.25)
+
+
 @pytest.mark.parametrize(("config", "kwargs", "error", "match"), [
     ([1, 2], {}, TypeError, r"config must be a dict \(a config.json read with json.load\), got list"),
     ({"head_dim": 64, "rope_parameters": {"full_attention": {"rope_type": "default"}}}, {}, ValueError,
@@ -657,6 +685,13 @@ def test_config_rope_frequencies_per_layer_type_as_in_gemma4():
     ({"head_dim": 64, "rope_scaling": {"rope_type": "default"}}, {"layer_type": "full_attention"}, ValueError,
      r"layer_type='full_attention' given, but this config has one rope dict for all layers"),
     ({"head_dim": 64, "rope_scaling": "linear"}, {}, TypeError, r"rope_scaling must be a dict or null, got str"),
+    ({"model_type": "gemma3_text", "head_dim": 8, "rope_scaling": "linear"}, {"layer_type": "full_attention"},
+     TypeError, r"rope_scaling must be a dict or null, got str"),
+    ({"model_type": "gemma3_text", "head_dim": 8, "rope_parameters": {"rope_type": "default"}},
+     {"layer_type": "full_attention"}, ValueError, r"Gemma 3 config's rope_parameters must hold one dict per layer"),
+    ({"model_type": "gemma3_text", "head_dim": 8, "rope_parameters": [1]}, {"layer_type": "full_attention"},
+     ValueError, r"Gemma 3 config's rope_parameters must hold one dict per layer"),
+    ({"model_type": "gemma3_text", "head_dim": 8}, {}, ValueError, r"one rope dict per layer type"),
     ({"rope_theta": 1e4}, {}, ValueError, r"needs head_dim, or hidden_size and num_attention_heads"),
     ({"hidden_size": 64, "num_attention_heads": 0}, {}, ValueError, r"num_attention_heads must be an integer >= 1"),
 ])

@@ -18,6 +18,7 @@ over ``seq_len`` positions. Tolerance as in ``test_transformers_rope_scaling.py`
 
 from __future__ import annotations
 
+import copy
 import importlib
 import re
 import warnings
@@ -215,3 +216,51 @@ def test_every_config_names_its_source():
     for name, (url, what) in SOURCES.items():
         assert re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/\S+", url), name
         assert what, name
+
+
+# Gemma 3 text configs in the pre-5.x form (a flat rope_scaling for the global layers, rope_local_base_freq for
+# the sliding ones), as config.json files of the 4B, 12B and 27B models give them (linear x 8), a 1B-like one
+# (rope_scaling null), one that leaves the bases out (the class defaults), a yarn entry, and the new nested form
+GEMMA3_OLD = {
+    "linear x 8 (4B/12B/27B form)": {"rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+                                     "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0},
+    "rope_scaling null (1B form)": {"rope_scaling": None, "rope_theta": 1000000, "rope_local_base_freq": 10000},
+    "bases left out": {"rope_scaling": {"factor": 4.0, "type": "linear"}},
+    "yarn, other bases": {"rope_scaling": {"factor": 2.0, "rope_type": "yarn",
+                                           "original_max_position_embeddings": 4096},
+                          "rope_theta": 500000.0, "rope_local_base_freq": 20000.0},
+    "nested with rope_scaling too": {"rope_parameters": {"full_attention": {"rope_type": "default",
+                                                                            "rope_theta": 3e5},
+                                                         "sliding_attention": {"rope_type": "default"}},
+                                     "rope_scaling": {"factor": 2.0, "rope_type": "linear"},
+                                     "rope_local_base_freq": 5000.0},
+}
+
+
+@pytest.mark.parametrize("multimodal", [False, True], ids=["gemma3_text", "gemma3 text_config"])
+@pytest.mark.parametrize("name", list(GEMMA3_OLD))
+def test_gemma3_flat_rope_scaling_as_transformers_loads_it(name, multimodal, tmp_path):
+    """``config_rope_frequencies`` on a Gemma 3 ``config.json`` written to disk and loaded with
+    ``AutoConfig.from_pretrained`` (so ``Gemma3TextConfig.convert_rope_params_to_dict`` runs on the file as it
+    is): per layer type, ``Gemma3RotaryEmbedding``'s ``{layer_type}_inv_freq`` and attention scaling."""
+    import json
+
+    from transformers.models.gemma3.modeling_gemma3 import Gemma3RotaryEmbedding
+
+    text = {"model_type": "gemma3_text", "head_dim": 256, "hidden_size": 2560, "num_attention_heads": 8,
+            "num_key_value_heads": 4, "num_hidden_layers": 12, "sliding_window_pattern": 6,
+            "max_position_embeddings": 131072, **copy.deepcopy(GEMMA3_OLD[name])}
+    file = {"model_type": "gemma3", "text_config": text} if multimodal else text
+    (tmp_path / "config.json").write_text(json.dumps(file))
+    config = AutoConfig.from_pretrained(tmp_path)
+    config = config.text_config if multimodal else config
+    rotary = Gemma3RotaryEmbedding(config)
+    for layer_type in ("full_attention", "sliding_attention"):
+        theirs = getattr(rotary, f"{layer_type}_inv_freq").double().numpy()
+        ours, factor = pe_lib.config_rope_frequencies(file, layer_type=layer_type)
+        record(f"real configs: Gemma 3 pre-5.x rope_scaling, {layer_type}: inv_freq",
+               float(np.max(np.abs(ours - theirs) / ours)), FREQ_RTOL, "max |Δω'_i|/ω'_i")
+        record(f"real configs: Gemma 3 pre-5.x rope_scaling, {layer_type}: attention_factor",
+               abs(factor - getattr(rotary, f"{layer_type}_attention_scaling")), 1e-12, "|Δ|")
+    with pytest.raises(ValueError, match="one rope dict per layer type"):
+        pe_lib.config_rope_frequencies(file)  # the layers differ: which one must be said

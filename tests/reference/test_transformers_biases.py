@@ -12,6 +12,8 @@ r"""T5's relative-position buckets and ALiBi's slopes against the code in transf
   softmax (the docstring of ``build_alibi_tensor`` says so); the test checks that difference is constant
   along each row. MPT's ``build_mpt_alibi_tensor`` computes the slopes another way (the odd-numbered, then
   the even-numbered slopes of the next power of two, cut to ``H``) and gets the same ones.
+* T5 under padding (chapter 19): the ``position_bias`` a ``T5EncoderModel`` layer adds is its table read at the
+  buckets of slot differences, pads counted, and does not change when the mask does.
 """
 
 from __future__ import annotations
@@ -66,3 +68,39 @@ def test_alibi_slopes_as_mpt(num_heads):
     theirs = -build_mpt_alibi_tensor(num_heads, 2).double().numpy()[:, 0, 0]  # the bias at offset -1: the slopes
     ours = pe_lib.alibi_slopes(num_heads)
     record("ALiBi slopes vs MPT", float(np.max(np.abs(ours - theirs) / ours)), EPS32, "max |Δm_h|/m_h")
+
+
+@pytest.mark.parametrize("rows", [[[1, 1, 1, 0, 0, 0, 1], [1] * 7], [[0, 0, 1, 1, 1, 1, 1], [1, 0, 1, 0, 1, 0, 1]]],
+                         ids=["right padding then new tokens", "left padding, pads between"])
+def test_t5_bias_counts_slots_whatever_the_mask(rows):
+    """Chapter 19: T5's relative bias is a function of slot differences only. The first layer of a tiny
+    ``T5EncoderModel`` returns the ``position_bias`` it adds to the scores; for a batch with pads anywhere it
+    equals the layer's bias table read at ``t5_relative_bucket(j - i)`` for slots ``i, j``, and the same bias
+    comes back with no mask at all: the pads are counted in the distance, as MPT's ALiBi counts them.
+    Planted: the distance counted over real tokens of the mask (``pe_lib.position_ids_from_mask``) fails."""
+    from transformers import T5Config, T5EncoderModel
+
+    config = T5Config(vocab_size=32, d_model=16, d_kv=4, d_ff=32, num_layers=1, num_heads=4,
+                      relative_attention_num_buckets=8, relative_attention_max_distance=16)
+    torch.manual_seed(0)
+    model = T5EncoderModel(config).eval()
+    attention = model.encoder.block[0].layer[0].SelfAttention
+    seen = []
+    handle = attention.register_forward_hook(lambda module, args, out: seen.append(out[1].detach().clone()))
+    mask = torch.tensor(rows)
+    ids = torch.randint(3, 32, mask.shape, generator=torch.Generator().manual_seed(1))
+    try:
+        model(input_ids=ids, attention_mask=mask)
+        model(input_ids=ids)
+    finally:
+        handle.remove()
+    with_mask, without = (bias.double().numpy() for bias in seen)
+    np.testing.assert_array_equal(with_mask, without)  # the mask is applied apart; the bias never reads it
+    slots = np.arange(mask.shape[1])
+    counted = slots  # planted variant: pe_lib.position_ids_from_mask(mask.numpy())[row]
+    buckets = pe_lib.t5_relative_bucket(counted[None, :] - counted[:, None], bidirectional=True, num_buckets=8,
+                                        max_distance=16)
+    table = attention.relative_attention_bias.weight.detach().double().numpy()  # (buckets, heads)
+    ours = np.moveaxis(table[buckets], -1, 0)[None]  # (1, heads, n, n)
+    record("T5 position_bias under padding vs the bias of slot differences", float(np.max(np.abs(ours - with_mask))),
+           0.0, "max |Δ| (the same table entries)")

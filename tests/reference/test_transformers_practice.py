@@ -26,7 +26,9 @@ r"""Chapter 19's functions against the code transformers 5.23.0 runs.
   prefill's first logits against one pass's;
 * :func:`pe_lib.speculative_round` against every target forward pass of an assisted ``generate()`` (greedy,
   drafts of 1, 3 and 5 tokens from the target with noise on its weights): the positions run, the cache length
-  before and after each round (the crop of rejected drafts), and a result equal to plain greedy decoding;
+  before and after each round (the crop of rejected drafts), and a result equal to plain greedy decoding; and
+  :func:`pe_lib.speculative_draft_round` against every forward pass of the assistant in the same runs (the
+  draft model's positions and its own cache, cropped to two short of the sequence at each round's start);
 * :func:`pe_lib.rope_shift` against ``LlamaRotaryEmbedding`` + ``apply_rotary_pos_emb``: keys rotated by
   transformers at positions ``m`` and moved by ``delta`` equal keys transformers rotates at ``m + delta``,
   for plain and scaled frequencies (transformers forms the angles in float32: within 4 float32 epsilons
@@ -88,6 +90,32 @@ def test_generate_position_ids(side):
     # the last step's new token is fed but its successor is never asked for: generate stops after n_new tokens
     np.testing.assert_array_equal(every, pe_lib.generation_position_ids(mask, n_new - 1))
     record(f"generate() position_ids, {side} padding", 0.0, 0.0, "exact (integers)")
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_generate_warns_about_right_padding_and_generates_anyway(side):
+    """Chapter 19: generate() logs a warning when the last column of the mask holds a 0, and goes on."""
+    import logging
+
+    model = tiny_llama()
+    padded, mask = pe_lib.pad_batch(np.random.default_rng(1).integers(3, 32, size=(2, 5)), [5, 3], side=side,
+                                    pad_id=0)
+    messages = []
+    handler = logging.Handler()
+    handler.emit = lambda record: messages.append(record.getMessage())
+    logger = logging.getLogger("transformers.generation.utils")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)  # conftest lowers transformers' verbosity to errors
+    try:
+        out = model.generate(input_ids=torch.tensor(padded), attention_mask=torch.tensor(mask), max_new_tokens=2,
+                             min_new_tokens=2, do_sample=False, pad_token_id=0)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    warned = any("right-padding was detected" in m for m in messages)
+    assert warned == (side == "right") and out.shape == (2, 7)
+    record("generate() warns about right padding only", 0.0, 0.0, "warned iff right padding, generated (asserted)")
 
 
 @pytest.mark.parametrize("lengths", LENGTH_SETS)
@@ -401,19 +429,23 @@ def test_speculative_round_matches_assisted_generate(n_draft, seed, noise):
     assistant.generation_config.num_assistant_tokens = n_draft  # the candidate generator reads the assistant's config
     assistant.generation_config.num_assistant_tokens_schedule = "constant"
     assistant.generation_config.assistant_confidence_threshold = 0.0  # no early stop of a draft
-    calls = []
+    calls, draft_calls = [], []
 
-    def on_target(module, args, kwargs):
-        cache = kwargs.get("past_key_values")
-        calls.append((kwargs["position_ids"][0].numpy().copy(), 0 if cache is None else cache.get_seq_length()))
+    def hook(into):
+        def on_forward(module, args, kwargs):
+            cache = kwargs.get("past_key_values")
+            into.append((kwargs["position_ids"][0].numpy().copy(), 0 if cache is None else cache.get_seq_length()))
+        return on_forward
 
     prompt = torch.tensor(np.random.default_rng(seed).integers(3, 32, size=(1, 6)))
-    handle = target.register_forward_pre_hook(on_target, with_kwargs=True)
+    handles = [target.register_forward_pre_hook(hook(calls), with_kwargs=True),
+               assistant.register_forward_pre_hook(hook(draft_calls), with_kwargs=True)]
     try:
         assisted = target.generate(prompt, assistant_model=assistant, max_new_tokens=14, min_new_tokens=14,
                                    do_sample=False, pad_token_id=0)
     finally:
-        handle.remove()
+        for handle in handles:
+            handle.remove()
     plain = target.generate(prompt, max_new_tokens=14, min_new_tokens=14, do_sample=False, pad_token_id=0)
     np.testing.assert_array_equal(assisted.numpy(), plain.numpy())
     n, accepted, rejected = 6, [], 0
@@ -434,3 +466,33 @@ def test_speculative_round_matches_assisted_generate(n_draft, seed, noise):
     assert n == assisted.shape[1]
     record("speculative_round vs assisted generate(): positions and cache lengths", 0, 0,
            "equal (asserted), every round")
+    _check_draft_side(calls, draft_calls, accepted, n_prompt=6)
+
+
+def _check_draft_side(calls, draft_calls, accepted, *, n_prompt):
+    """:func:`pe_lib.speculative_draft_round` against the assistant's forward passes in the same ``generate()``:
+    a round's first pass is the one with more than one position (the prompt, then the two tokens its cropped
+    cache lacks), its drafts one position each. For every round: the positions run, the cache length at each
+    pass, and the length after the crop at the next round's start."""
+    rounds = []
+    for run, cached in draft_calls:
+        if len(run) > 1:
+            rounds.append([])
+        rounds[-1].append((run, cached))
+    lengths = n_prompt + np.cumsum([0] + [a + 1 for a in accepted])  # the sequence's length at each round
+    drafts = [len(run) - (lengths[0] if i == 0 else 1) for i, (run, _) in enumerate(calls)]  # k of each round
+    assert all(k >= 1 for k in drafts[:len(rounds)]) and not any(drafts[len(rounds):])  # no drafts: no draft pass
+    assert len(rounds) >= len(calls) - 1  # only the last round, one token short of the length, can have none
+    for i, passes in enumerate(rounds):
+        n, k, a = int(lengths[i]), drafts[i], accepted[i]
+        ours_run, cropped, kept = pe_lib.speculative_draft_round(n, k, a, first=i == 0)
+        np.testing.assert_array_equal(np.concatenate([run for run, _ in passes]), ours_run)
+        entry = passes[0][1]
+        assert entry == (0 if i == 0 else n - 2)  # cropped to all but the last two tokens before it runs
+        for j, (run, cached) in enumerate(passes):  # each pass sees the keys of every earlier position run
+            assert cached == int(run[0]) == entry + sum(len(r) for r, _ in passes[:j])
+        if i + 1 < len(rounds):
+            after_round = entry + len(ours_run)  # n + k - 1 keys
+            assert rounds[i + 1][0][1] == kept == after_round - len(cropped)  # the next round's crop: k - a keys
+    record("speculative_draft_round vs the assistant's passes in assisted generate()", 0, 0,
+           "equal (asserted), every round and pass")
