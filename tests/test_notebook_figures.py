@@ -245,7 +245,7 @@ def test_each_broken_property_fails(change, message):
 # ---- every figure says its finding (issue 30, item 6) -------------------------------------------------------
 # chapters whose finding-captions were being written on other branches when this check was written: their
 # figures still show the alt text as caption. Remove a chapter from the set once its captions are in.
-CAPTIONS_PENDING = {"14_learned_or_fixed", "16_what_was_learned", "20_on_real_text"}
+CAPTIONS_PENDING = {"20_on_real_text"}
 
 
 def figures_without_a_finding(nb) -> list[int]:
