@@ -39,7 +39,7 @@ from .training import (
 
 # the settings every encoding shares: a character model trained on windows of 64 characters; the learning rate is
 # not one of them, each encoding trains with the rate its own search chose (settings_search, best_rates)
-SETTINGS = dict(seq_len=128, steps=600, d_model=64, n_layers=2, n_heads=4, batch_size=16)
+SETTINGS = dict(seq_len=128, steps=400, d_model=64, n_layers=2, n_heads=4, batch_size=16)
 FACTORS = (1, 2, 4, 8)  # evaluated at L, 2L, 4L, 8L
 N_CHARACTERS = 65_536  # held-out characters scored at every length (a multiple of 8L = 1024)
 LEARNING_RATES = (1e-3, 3e-3, 1e-2, 3e-2)  # the per-encoding search, on validation text (1e-2 wins inside it)
@@ -185,7 +185,7 @@ def load_models(path) -> tuple[TrainedTransformer, ...]:
 
 
 # ---- the resumable runs of make experiments (issue 27): one stored file per finished configuration ----------------
-SEARCH_STEPS = 200  # the rate search trains this many steps (a third of the final budget, to fit make experiments)
+SEARCH_STEPS = 100  # the rate search trains this many steps (a quarter of the final budget, to fit make experiments)
 RATE_LADDER = (3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)  # the search starts at the middle three, then extends past a corner
 FIRST_RATES = (3e-3, 1e-2, 3e-2)
 CURVE_EVERY = 100  # steps between the points of a learning curve (a multiple of training.CHUNK_STEPS)
