@@ -249,7 +249,8 @@ def final_cell(name: str, encoding: str, rate: float, *, seeds=(0, 1, 2), factor
               "settings": _shared_settings(settings), "seeds": list(seeds), "lengths": lengths,
               "n_characters": n_characters, "code_version": code_version(),
               "curve": validation_curve(by_steps, L),
-              "train_curve": [(m.losses.reshape(-1, min(50, m.losses.size)).mean(axis=1) / np.log(2)).tolist() for m in models],
+              "train_curve": [(m.losses.reshape(-1, min(50, m.losses.size)).mean(axis=1) / np.log(2)).tolist()
+                              for m in models],
               "bpc": [], "positions": [], "intervened": {}}
     arms = ([] if encoding == "learned" else ["hide far keys"]) + (["clamp buckets"] if encoding == "t5" else [])
     for model in models:
