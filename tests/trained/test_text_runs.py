@@ -3,23 +3,23 @@ trained again from scratch gives the same numbers; saving and loading models; th
 
 import hashlib
 import pathlib
+import re
 
 import numpy as np
 import pytest
 
 import pe_lib
-from pe_lib.trained import text_runs
+from pe_lib.trained import text_interventions, text_runs
 from pe_lib.trained.language_model import text_loss
 
 RESULTS = pathlib.Path(__file__).resolve().parents[2] / "notebooks" / "results"
-STORED = RESULTS / "20_on_real_text.json"
-TOLERANCE = 0.005  # bits per character: one seed alone against the same seed trained in a vmapped batch of three
+STORED = RESULTS / "20_on_real_text"
 TINY = dict(steps=3, seq_len=4, d_model=8, n_layers=1, batch_size=2)  # runs small enough for a unit test
 
 
 @pytest.fixture(scope="module")
 def stored():
-    return text_runs.load_results(STORED)
+    return text_runs.collect(STORED)
 
 
 @pytest.fixture
@@ -46,49 +46,65 @@ def progress_shown(monkeypatch):
     return shown
 
 
-def test_stored_results_come_from_the_current_code(stored):
-    assert stored["code_version"] == text_runs.code_version(), (
-        "the code behind notebooks/results/20_on_real_text.json changed since it was stored: run make experiments")
-    assert stored["settings"] == text_runs.SETTINGS and stored["n_characters"] == text_runs.N_CHARACTERS
-    assert "learning_rate" not in stored["settings"]  # one shared rate would misstate runs that each use their own
+def _stored_cells():
+    return [text_runs.load_results(path) for path in sorted(STORED.glob("*.json"))]
 
 
-def test_stored_rates_are_the_stored_search_choice(stored):
+def test_every_stored_configuration_comes_from_the_current_code():
+    cells = _stored_cells()
+    assert cells, "no stored runs in notebooks/results/20_on_real_text: run make experiments"
+    for cell in cells:
+        assert cell["code_version"] == text_runs.code_version(), (
+            f"the code behind {cell['kind']} {cell.get('name', cell['encoding'])} changed since it was stored: "
+            "run make experiments (it redoes only what is stale)")
+        expected = text_runs.SETTINGS | ({"steps": text_runs.SEARCH_STEPS} if cell["kind"] == "search" else {})
+        extra = {name: extra for name, _, extra in text_runs.FINAL}.get(cell.get("name"), {})
+        assert cell["settings"] == expected | extra, cell.get("name", cell["encoding"])
+        assert "learning_rate" not in cell["settings"]  # each configuration's own rate is stored beside it
+
+
+def test_every_final_configuration_is_stored_with_its_search_choice(stored):
+    assert sorted(stored["final"]) == sorted(name for name, _, _ in text_runs.FINAL)
+    for name, encoding, _ in text_runs.FINAL:
+        cell = stored["final"][name]
+        scores = stored["search"][encoding]
+        chosen = min(scores, key=scores.get)  # lowest validation bits
+        assert cell["learning_rate"] == float(chosen) == stored["learning_rates"][encoding], name
+        assert cell["seeds"] == [0, 1, 2] and cell["n_characters"] == text_runs.N_CHARACTERS
+        assert cell["lengths"] == [text_runs.SETTINGS["seq_len"] * f for f in text_runs.FACTORS]
+
+
+def test_the_stored_search_chose_inside_its_grid(stored):
+    # the fair protocol: the best rate of each encoding has a worse rate tried on either side of it
     for encoding, scores in stored["search"].items():
-        assert sorted(map(float, scores)) == sorted(text_runs.LEARNING_RATES), encoding
-        chosen = min(text_runs.LEARNING_RATES, key=lambda rate: scores[str(rate)])  # lowest validation bits
-        assert stored["learning_rates"][encoding] == chosen, encoding
-    assert set(stored["learning_rates"]) == set(stored["search"]) == set(stored["bpc"])
+        rates = sorted(map(float, scores))
+        assert len(rates) >= 3 and set(text_runs.FIRST_RATES) <= set(rates), encoding
+        best = stored["learning_rates"][encoding]
+        assert rates[0] < best < rates[-1], (encoding, rates, best)
 
 
 def test_one_stored_configuration_again_from_scratch(stored):
-    encoding, seed = "alibi", stored["seeds"][0]
-    rate = min(text_runs.LEARNING_RATES, key=lambda r: stored["search"][encoding][str(r)])  # the search's choice
-    assert stored["learning_rates"][encoding] == rate  # the rate the stored runs say they used is the one re-run
-    model = pe_lib.train_transformer("text", encoding, seed=seed, progress=False,
-                                     **(stored["settings"] | {"learning_rate": rate}))
-    assert model.config.learning_rate == rate
-    for k in (0, len(stored["lengths"]) - 1):  # the training length and the longest
-        again = pe_lib.task_loss(model, stored["lengths"][k], n_characters=stored["n_characters"])
-        assert again == pytest.approx(stored["bpc"][encoding][0][k], abs=TOLERANCE), stored["lengths"][k]
-
-
-def test_one_search_score_again_from_scratch(stored):
-    # the validation loss the stored rate was chosen by, trained again (the search's seed, the chosen rate)
+    # the first point of the learning curve of a stored search configuration, trained again from scratch by the
+    # same code path (search_cell: the same compiled step, the same batches, one model): it must agree exactly
     encoding = "alibi"
     rate = stored["learning_rates"][encoding]
-    model = pe_lib.train_transformer("text", encoding, seed=text_runs.SEARCH_SEED, progress=False,
-                                     **(stored["settings"] | {"learning_rate": rate}))
-    again = text_loss(model, stored["settings"]["seq_len"], text=text_runs.validation_text())
-    assert again == pytest.approx(stored["search"][encoding][str(rate)], abs=TOLERANCE)
+    curve = stored["search_curves"][encoding][str(rate)]
+    first = min(curve, key=int)
+    again = text_runs.search_cell(encoding, rate, steps=int(first))
+    assert again["curve"][first] == pytest.approx(curve[first], abs=1e-9)
+    assert again["settings"] == text_runs.SETTINGS | {"steps": int(first)}
 
 
 def test_stored_models_are_seed_zero_of_the_results(stored):
-    models = text_runs.load_models(RESULTS / "20_on_real_text_models.npz")
-    assert [m.encoding for m in models] == ["none", "sinusoidal", "learned", "rope", "alibi", "t5"]
-    for m in models:
-        assert m.config.seed == 0 and m.seq_len == stored["settings"]["seq_len"]
-        assert m.config.learning_rate == stored["learning_rates"][m.encoding]
+    for name, encoding, _ in text_runs.FINAL:
+        path = STORED / f"final_{name.replace(' ', '_')}_seed0.npz"
+        if name != encoding:  # the d_k control stores no model
+            assert not path.exists(), name
+            continue
+        (model,) = text_runs.load_models(path)
+        assert model.encoding == encoding and model.config.seed == 0
+        assert model.seq_len == text_runs.SETTINGS["seq_len"] and model.config.steps == text_runs.SETTINGS["steps"]
+        assert model.config.learning_rate == stored["final"][name]["learning_rate"]
 
 
 def test_save_and_load_models(tmp_path):
@@ -241,3 +257,108 @@ def test_the_code_version_is_the_digest_its_docstring_describes():
         code = text_runs._code_only((root / name).read_text(encoding="utf-8"))
         digest.update(f"{name}\0{code}\0".encode())
     assert text_runs.code_version() == digest.hexdigest()[:16]
+
+
+# ---- the resumable runs (text_runs.run_all): stored as they finish, skipped when current, redone when stale ------
+SMALL = dict(steps=3, seq_len=4, d_model=8, n_layers=1, batch_size=2, n_heads=2)  # runs small enough for a unit test
+
+
+def _fake_trainers(calls):
+    """Stand-ins for search_cell and final_cell that record each call and return a stored-looking result: the
+    skip/redo logic is tested without training (the real cells are tested below)."""
+    def search(encoding, rate, **settings):
+        calls.append(("search", encoding, rate))
+        score = {1e-3: 3.0, 3e-3: 2.0, 1e-2: 2.5, 3e-2: 2.9}.get(rate, 4.0)  # best inside (3e-3) for "none"
+        if encoding == "rope":  # best at the top corner, then worse past it: the grid grows by one rate
+            score = {3e-3: 3.0, 1e-2: 2.5, 3e-2: 2.0, 1e-1: 2.2}[rate]
+        return {"kind": "search", "encoding": encoding, "learning_rate": rate, "bpc": score, "curve": {},
+                "code_version": text_runs.code_version()}
+
+    def final(name, encoding, rate, *, seeds, **settings):
+        calls.append(("final", name, rate))
+        return ({"kind": "final", "name": name, "encoding": encoding, "learning_rate": rate, "seeds": list(seeds),
+                 "settings": text_runs.SETTINGS | settings, "code_version": text_runs.code_version()}, ())
+    return {"search": search, "final": final}
+
+
+def test_run_all_stores_each_configuration_skips_what_is_current_and_redoes_what_is_stale(tmp_path):
+    final = (("none", "none", {}), ("rope", "rope", {}), ("rope d_k 1", "rope", {"n_heads": 8}))
+    calls, said = [], []
+    out = text_runs.run_all(tmp_path, final=final, seeds=(0, 1, 2), trainers=_fake_trainers(calls), say=said.append,
+                            **SMALL)
+    # "none": best at the lowest rate, so one lower is tried (worse: the best is now inside); "rope": one higher
+    assert calls == [("search", "none", 3e-3), ("search", "none", 1e-2), ("search", "none", 3e-2),
+                     ("search", "none", 1e-3), ("search", "rope", 3e-3), ("search", "rope", 1e-2),
+                     ("search", "rope", 3e-2), ("search", "rope", 1e-1), ("final", "none", 3e-3),
+                     ("final", "rope", 3e-2), ("final", "rope d_k 1", 3e-2)]
+    assert out["learning_rates"] == {"none": 3e-3, "rope": 3e-2}
+    assert sorted(out["final"]) == sorted(n for n, _, _ in final)
+    assert len(list(tmp_path.glob("*.json"))) == 11  # every configuration in its own file
+    # each finished configuration says what it was, the time so far and an estimate of the time left
+    assert all(re.fullmatch(r"done (search|final) .+ \(rate [0-9.e-]+\) in \d+ s \| elapsed \d+ s \| about \d+ s "
+                            r"left \(\d+ configurations to go or check\)", line) for line in said), said
+    assert said[-1].endswith("about 0 s left (0 configurations to go or check)")
+    # again: everything is stored and current, nothing trains
+    calls.clear(), said.clear()
+    text_runs.run_all(tmp_path, final=final, seeds=(0, 1, 2), trainers=_fake_trainers(calls), say=said.append, **SMALL)
+    assert calls == [] and len(said) == 11 and all(line.startswith("stored and current: ") for line in said)
+    # planted: one configuration stored by other code, one with other settings, one unreadable: those three re-run
+    stale = text_runs.load_results(tmp_path / "search_none_0.01.json") | {"code_version": "0" * 16}
+    text_runs.save_results(stale, tmp_path / "search_none_0.01.json")
+    other = text_runs.load_results(tmp_path / "final_rope_d_k_1.json")
+    text_runs.save_results(other | {"settings": other["settings"] | {"n_heads": 4}}, tmp_path / "final_rope_d_k_1.json")
+    (tmp_path / "final_none.json").write_text("{not json")
+    text_runs.run_all(tmp_path, final=final, seeds=(0, 1, 2), trainers=_fake_trainers(calls), say=said.append, **SMALL)
+    assert calls == [("search", "none", 1e-2), ("final", "none", 3e-3), ("final", "rope d_k 1", 3e-2)]
+    # other seeds make a stored final configuration stale too
+    calls.clear()
+    text_runs.run_all(tmp_path, final=final[:1], encodings=("none",), seeds=(0, 1), trainers=_fake_trainers(calls),
+                      say=said.append, **SMALL)
+    assert calls == [("final", "none", 3e-3)]
+
+
+def test_search_choice_extends_the_grid_past_a_corner():
+    assert text_runs.search_choice({3e-3: 2.0, 1e-2: 1.0, 3e-2: 3.0}) == (1e-2, None)  # inside: done
+    assert text_runs.search_choice({3e-3: 1.0, 1e-2: 2.0, 3e-2: 3.0}) == (3e-3, 1e-3)  # low corner: one lower
+    assert text_runs.search_choice({3e-3: 3.0, 1e-2: 2.0, 3e-2: 1.0}) == (3e-2, 1e-1)  # high corner: one higher
+    low, high = text_runs.RATE_LADDER[0], text_runs.RATE_LADDER[-1]
+    assert text_runs.search_choice({low: 1.0, 1e-3: 2.0}) == (low, None)  # the ladder ends: no further rate
+    assert text_runs.search_choice({3e-2: 2.0, high: 1.0}) == (high, None)
+
+
+def test_real_cells_and_run_all_store_models_of_the_encodings_only(tmp_path):
+    final = (("t5", "t5", {}), ("learned", "learned", {}), ("t5 wide", "t5", {"n_heads": 1}))
+    out = text_runs.run_all(tmp_path, final=final, seeds=(0, 1), search_steps=3, first_rates=(1e-3, 1e-2, 3e-2),
+                            say=lambda line: None, **SMALL)
+    assert sorted(p.name for p in tmp_path.glob("*.npz")) == ["final_learned_seed0.npz", "final_t5_seed0.npz"]
+    t5 = out["final"]["t5"]
+    (model,) = text_runs.load_models(tmp_path / "final_t5_seed0.npz")
+    assert model.config.seed == 0 and model.config.learning_rate == t5["learning_rate"] == out["learning_rates"]["t5"]
+    L = SMALL["seq_len"]
+    assert t5["lengths"] == [L, 2 * L, 4 * L, 8 * L] and len(t5["bpc"]) == 2
+    # every number again from the stored model: bpc at each length, the positions of the 8L windows in blocks
+    for k, n in enumerate(t5["lengths"]):
+        assert t5["bpc"][0][k] == pytest.approx(text_loss(model, n, n_characters=text_runs.N_CHARACTERS), abs=1e-9)
+    bits = text_interventions.window_bits(model, 8 * L, n_characters=text_runs.N_CHARACTERS)
+    assert len(t5["positions"][0]) == 8 * L // text_runs.POSITION_BLOCK
+    np.testing.assert_allclose(t5["positions"][0], text_interventions.position_means(bits, text_runs.POSITION_BLOCK),
+                               atol=1e-9)
+    clamped = text_interventions.window_bits(model, 2 * L, intervention="clamp buckets",
+                                             n_characters=text_runs.N_CHARACTERS)
+    assert sorted(t5["intervened"]) == ["clamp buckets", "hide far keys"]
+    assert t5["intervened"]["clamp buckets"]["bpc"][0][1] == pytest.approx(clamped.mean(), abs=1e-9)
+    learned = out["final"]["learned"]
+    assert [b is None for b in learned["bpc"][0]] == [False, True, True, True] and learned["positions"] == []
+    assert learned["intervened"] == {}
+    # learning curves: validation bpc per seed after each block of steps, and the training loss in bits
+    assert list(t5["curve"]) == ["3"] and len(t5["curve"]["3"]) == 2 and len(t5["train_curve"][0]) == 1
+    assert t5["train_curve"][0][0] == pytest.approx(model.losses.mean() / np.log(2))
+    search = out["search"]["t5"]
+    assert sorted(search, key=float)[:3] == ["0.001", "0.01", "0.03"]
+    cell = text_runs.load_results(tmp_path / "search_t5_0.01.json")
+    assert cell["seed"] == text_runs.SEARCH_SEED and list(cell["curve"]) == ["3"] and cell["bpc"] > 0
+
+
+def test_curve_points_are_every_hundred_steps():
+    assert text_runs._checkpoints(600) == (100, 200, 300, 400, 500, 600)
+    assert text_runs._checkpoints(3) == (3,) and text_runs._checkpoints(250) == (100, 200, 250)
