@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -27,8 +28,11 @@ def test_every_chapter_that_trains_is_checked_as_trained_by_make_test_and_the_ke
     chapters = sorted((ROOT / "notebooks").glob("*.ipynb"))
     training = [p.name for p in chapters if trains(p)]
     named = [p.name for p in chapters if p.name.startswith(kernel_check.TRAINED)]
-    shown = subprocess.run(["make", "-s", "--eval", "print-trained: ; @echo $(TRAINED_NOTEBOOKS)", "print-trained"],
-                           cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    # as a make of its own: under make test the parent's MAKEFLAGS would add "Entering directory" lines
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    rule = "print-trained: ; @echo $(TRAINED_NOTEBOOKS)"
+    shown = subprocess.run(["make", "-s", "--no-print-directory", "--eval", rule, "print-trained"], cwd=ROOT, env=env,
+                           capture_output=True, text=True, check=True).stdout.split()
     assert len(training) >= 5, training  # chapters 14-16, 19 and 20 at least
     # make test leaves these out of its first nbval run: the kernel check runs them (or nbval, where it cannot)
     assert training == named == [Path(p).name for p in shown]
