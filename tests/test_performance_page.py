@@ -106,13 +106,14 @@ def _step_result(with_torch: bool = True) -> dict:
 def test_step_section_shows_both_sides_and_the_ratio():
     text = "\n".join(report.render_step(_step_result()))
     # 1.711 GFLOP; pe_lib 50 ms (48-61), 40,960 tokens/s, 34.2 GFLOP/s; PyTorch 62.5 ms on one thread; 62.5/50 = 1.25
-    assert "| 64 | 4 | 128 | 16 | 1.711 | 50 (48–61) | 40,960 | 34.2 | 62.5 (60–70) (1 thread) | 32,768 " \
-           "| 27.4 | 1.25 |" in text
+    assert "| 64, 4, 128, 16 | 1.711 | pe_lib | 50 (48–61) | 40,960 | 34.2 | 1.25 |" in text
+    assert "| 64, 4, 128, 16 | 1.711 | PyTorch, 1 thread | 62.5 (60–70) | 32,768 | 27.4 | 1 |" in text
     assert "PyTorch 2.13.0+cpu." in text and "after the runs: 0.31." in text and "steps=200" in text
 
 
 def test_step_section_without_pytorch_or_results():
     text = "\n".join(report.render_step(_step_result(with_torch=False)))
-    assert "| not measured | not measured | not measured | not measured |" in text
+    assert "| 64, 4, 128, 16 | 1.711 | pe_lib | 50 (48–61) | 40,960 | 34.2 | — |" in text
+    assert "| PyTorch | not measured | | | |" in text
     assert "PyTorch was not measured." in text
     assert "Not measured yet" in "\n".join(report.render_step(None))

@@ -87,30 +87,32 @@ def render_step(step: dict | None) -> list[str]:
         return lines + ["Not measured yet: run `make reference`, then `make bench`."]
     lines += [
         "The same model (pre-LN blocks, ReLU MLP of width $4d_\\text{model}$, interleaved RoPE, causal mask, "
-        "Adam) trained on the same batch sizes, by pe_lib (a second `pe_lib.train_transformer(\"text\", "
+        "Adam; the first column gives its width $d_\\text{model}$, heads, length $L$ and batch) trained on the same "
+        "batch sizes, by pe_lib (a second `pe_lib.train_transformer(\"text\", "
         f"\"rope\", steps={step['steps_per_call']})` call: batches made and steps run, nothing compiled) and by "
         "PyTorch in eager mode (`tests/benchmarks/torch_step.py`, run with `make reference`'s environment; "
         "`scaled_dot_product_attention` for the attention). pe_lib runs on the two threads XLA is pinned to; "
         "PyTorch is timed with one thread and with two, and the faster is shown. "
-        "GFLOP/s count the matrix products of a step (`pe_lib.trained.flops.step_flops`), tokens/s the "
-        "characters a step trains on. Median of the rounds, fastest and slowest in brackets.",
+        "GFLOP/s count the matrix products of a step (`pe_lib.trained.flops.step_flops`), the masked half of the "
+        "causal scores included, which PyTorch's attention may skip; tokens/s count the characters a step trains on. "
+        "Median of the rounds, fastest and slowest in brackets.",
         "",
-        "| $d_\\text{model}$ | heads | $L$ | batch | GFLOP per step | pe_lib ms/step | pe_lib tokens/s "
-        "| pe_lib GFLOP/s | PyTorch ms/step | PyTorch tokens/s | PyTorch GFLOP/s | pe_lib's speed / PyTorch's |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| width, heads, length, batch | GFLOP per step | run by | ms per step | tokens/s | GFLOP/s "
+        "| speed / PyTorch's |",
+        "|---|---|---|---|---|---|---|",
     ]
     for row in step["rows"]:
         sz, ours, theirs = row["sizes"], row["pe_lib"], row.get("torch")
-        cells = [str(sz["d_model"]), str(sz["n_heads"]), str(sz["seq_len"]), str(sz["batch_size"]),
-                 f"{row['flops'] / 1e9:.3f}", _timing(ours),
-                 f"{ours['tokens_per_s']:,.0f}", f"{ours['gflops']:.1f}"]
+        model = f"{sz['d_model']}, {sz['n_heads']}, {sz['seq_len']}, {sz['batch_size']}"
+        ratio = f"{theirs['median'] / ours['median']:.2f}" if theirs else "—"
+        lines.append(f"| {model} | {row['flops'] / 1e9:.3f} | pe_lib | {_timing(ours)} | {ours['tokens_per_s']:,.0f} "
+                     f"| {ours['gflops']:.1f} | {ratio} |")
         if theirs:
-            cells += [f"{_timing(theirs)} ({theirs['threads']} thread{'s' if theirs['threads'] > 1 else ''})",
-                      f"{theirs['tokens_per_s']:,.0f}", f"{theirs['gflops']:.1f}",
-                      f"{theirs['median'] / ours['median']:.2f}"]
+            threads = f"{theirs['threads']} thread{'s' if theirs['threads'] > 1 else ''}"
+            lines.append(f"| {model} | {row['flops'] / 1e9:.3f} | PyTorch, {threads} | {_timing(theirs)} "
+                         f"| {theirs['tokens_per_s']:,.0f} | {theirs['gflops']:.1f} | 1 |")
         else:
-            cells += ["not measured"] * 4
-        lines.append("| " + " | ".join(cells) + " |")
+            lines.append(f"| {model} | {row['flops'] / 1e9:.3f} | PyTorch | not measured | | | |")
     torch_version = next((r["torch"]["version"] for r in step["rows"] if r.get("torch")), None)
     lines += ["", f"- PyTorch {torch_version}." if torch_version else "- PyTorch was not measured.",
               f"- Load average (1 min) after the runs: {step['load_average']:.2f}."]
