@@ -153,6 +153,7 @@ execute: venv
 experiments: venv
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python tools/text_experiments.py
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python tools/robustness_experiments.py
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python tools/layer_experiments.py
 
 bench: venv
 	$(BIN)/python tests/benchmarks/run.py

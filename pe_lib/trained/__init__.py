@@ -9,7 +9,7 @@ from .baselines import order_blind_accuracy
 from .corpus import CORPORA, corpus_split, decode_text, encode_text, held_out_windows, text_batch, unigram_bits
 from .explicit_positions import logits_at, predict_at
 from .head_terms import commuting_projection, commuting_share, head_score_terms, positional_form, term_shares
-from .language_model import text_loss
+from .language_model import task_loss, text_loss
 from .model_analysis import (
     attention_by_offset,
     model_with_permuted_qk,
@@ -28,7 +28,6 @@ from .training import (
     ENCODINGS,
     TrainedTransformer,
     task_accuracy,
-    task_loss,
     train_grid,
     train_transformer,
     train_transformers,

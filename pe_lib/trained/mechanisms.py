@@ -14,9 +14,6 @@ the sweep (:func:`pe_lib.trained.sweeps.save_results`, with :func:`code_version`
 
 from __future__ import annotations
 
-import hashlib
-import os
-
 import numpy as np
 
 from .._validate import check_choice
@@ -50,7 +47,9 @@ N_TRAIN = 24  # probe sequences that fit each classifier and probe; 8 more test 
 CODE_FILES = ("trained/mechanisms.py", "trained/training.py", "trained/transformer.py", "trained/tasks.py",
               "trained/model_analysis.py", "trained/head_terms.py", "analysis/classifier.py", "analysis/probe.py",
               "analysis/relative.py", "analysis/embedding.py", "encodings/sinusoidal.py", "encodings/frequencies.py",
-              "trained/__init__.py", "book/machine.py")
+              "trained/__init__.py", "book/machine.py",
+              # what the model code and the losses now import (chapter 21's per-layer schemes, rope_scaling)
+              "trained/language_model.py", "modern/layer_types.py", "modern/rope_scaling.py")
 
 
 def _sequences(draw: int) -> dict:
@@ -178,13 +177,7 @@ def mechanism_sweep(*, models=None, variants=None, seeds=SEEDS, draws: int = DRA
 
 
 def code_version() -> str:
-    """SHA-256 (first 16 hex digits) of the code of :data:`CODE_FILES` without docstrings (as
-    :func:`pe_lib.trained.sweeps.code_version` does for its files)."""
-    from .text_runs import _code_only
+    """The code version of :data:`CODE_FILES`: :func:`pe_lib.trained.text_runs.code_version` of these files."""
+    from .text_runs import code_version as of_files
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    digest = hashlib.sha256()
-    for name in CODE_FILES:
-        with open(os.path.join(root, name), encoding="utf-8") as file:
-            digest.update(name.encode() + b"\0" + _code_only(file.read()).encode() + b"\0")
-    return digest.hexdigest()[:16]
+    return of_files(CODE_FILES)

@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._validate import check_positive_int
-from .training import EVAL_SEED, VALIDATION_SEED, check_model, task_loss
+from .language_model import task_loss
+from .training import EVAL_SEED, VALIDATION_SEED, check_model
 
 
 def _check_grid(grid) -> dict:

@@ -11,9 +11,7 @@ and the chapters read them; ``tests/trained/test_sweeps.py`` trains one configur
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 
 import numpy as np
 
@@ -37,7 +35,9 @@ CODE_FILES = ("trained/sweeps.py", "trained/runs.py", "trained/training.py", "tr
               "trained/tasks.py", "trained/protocol.py", "encodings/sinusoidal.py", "encodings/frequencies.py",
               "encodings/t5.py", "encodings/alibi.py",
               # the kernels the runs use: oneDNN at AVX2 and two XLA threads, pinned at import (issue 32)
-              "trained/__init__.py", "book/machine.py")
+              "trained/__init__.py", "book/machine.py",
+              # what the model code and the losses now import (chapter 21's per-layer schemes, rope_scaling)
+              "trained/language_model.py", "modern/layer_types.py", "modern/rope_scaling.py")
 
 
 def variance_matched_std(table) -> float:
@@ -177,13 +177,7 @@ def load_results(path) -> dict:
 
 
 def code_version() -> str:
-    """SHA-256 (first 16 hex digits) of the code of :data:`CODE_FILES` without docstrings (as
-    :func:`pe_lib.trained.text_runs.code_version` does for its files)."""
-    from .text_runs import _code_only
+    """The code version of :data:`CODE_FILES`: :func:`pe_lib.trained.text_runs.code_version` of these files."""
+    from .text_runs import code_version as of_files
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    digest = hashlib.sha256()
-    for name in CODE_FILES:
-        with open(os.path.join(root, name), encoding="utf-8") as file:
-            digest.update(name.encode() + b"\0" + _code_only(file.read()).encode() + b"\0")
-    return digest.hexdigest()[:16]
+    return of_files(CODE_FILES)

@@ -49,7 +49,9 @@ CODE_FILES = ("trained/training.py", "trained/transformer.py", "trained/tasks.py
               "trained/language_model.py", "trained/text_runs.py", "encodings/sinusoidal.py",
               "encodings/frequencies.py", "encodings/alibi.py", "encodings/t5.py", "trained/text_interventions.py",
               # the kernels the runs use: oneDNN at AVX2 and two XLA threads, pinned at import (issue 32)
-              "trained/__init__.py", "book/machine.py")
+              "trained/__init__.py", "book/machine.py",
+              # the per-layer schemes and the rope_scaling the models may apply (chapter 21)
+              "modern/layer_types.py", "modern/rope_scaling.py")
 
 
 def _code_only(source: str) -> str:
@@ -64,13 +66,14 @@ def _code_only(source: str) -> str:
     return ast.dump(tree, include_attributes=False)
 
 
-def code_version() -> str:
-    """SHA-256 (first 16 hex digits) of the code of the files of :data:`CODE_FILES`, in that order: their
+def code_version(files=CODE_FILES) -> str:
+    """SHA-256 (first 16 hex digits) of the code of ``files`` (paths inside ``pe_lib``; by default
+    :data:`CODE_FILES`), in that order: their
     syntax trees without docstrings, so that a corrected comment or docstring keeps the stored results
     valid while any change to what the code does (a constant, an operator, a name) does not."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the pe_lib folder
     digest = hashlib.sha256()
-    for name in CODE_FILES:
+    for name in files:
         with open(os.path.join(root, name), encoding="utf-8") as file:
             digest.update(name.encode() + b"\0" + _code_only(file.read()).encode() + b"\0")
     return digest.hexdigest()[:16]
@@ -176,7 +179,9 @@ def load_models(path) -> tuple[TrainedTransformer, ...]:
     with np.load(path) as data:
         models = []
         for k in range(sum(name.startswith("config_") for name in data.files)):
-            config = TransformerConfig(**json.loads(str(data[f"config_{k}"])))
+            fields = json.loads(str(data[f"config_{k}"]))
+            fields["rope_scaling"] = tuple(tuple(item) for item in fields.get("rope_scaling", ()))  # JSON lists
+            config = TransformerConfig(**fields)
             initial = _init(config, config.seed)
             models.append(TrainedTransformer(config=config, params=_unflatten(data[f"theta_{k}"], initial),
                                              initial_params=initial, losses=data[f"losses_{k}"]))

@@ -29,6 +29,9 @@ from ..book._progress import Progress
 from .tasks import DEFAULT_OFFSET, DEFAULT_VOCAB_SIZE, check_task, is_causal, task_batch
 
 ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
+# schemes that differ from layer to layer (pe_lib.trained.transformer.LAYERED: NoPE layers, windows, p-RoPE)
+LAYERED = ("rope+nope", "swa-rope+nope", "chunked-rope+nope", "p-rope")
+ROTATING = ("rope", *LAYERED)  # the encodings that rotate queries and keys
 # std of a learned position table at initialisation: the RMS of one sinusoidal component,
 # sqrt(mean(sin^2)) = 1/sqrt(2), so that a learned table starts at the scale of the sinusoids
 LEARNED_INIT_STD = math.sqrt(0.5)
@@ -111,6 +114,7 @@ class TransformerConfig:
     vocab_size: int
     offset: int
     learned_init_std: float = LEARNED_INIT_STD
+    rope_scaling: tuple = ()  # the items of a rope_scaling dict applied to RoPE (PI, YaRN: chapter 21); () for none
 
     @property
     def causal(self) -> bool:
@@ -151,14 +155,19 @@ class TrainedTransformer:
 def _config(task, encoding, *, seq_len, steps, seed, d_model, n_layers, n_heads, batch_size, learning_rate,
             vocab_size, offset, learned_init_std=LEARNED_INIT_STD) -> TransformerConfig:
     task = check_task(task)
-    encoding = check_choice(encoding, ENCODINGS, name="encoding")
+    encoding = check_choice(encoding, ENCODINGS + LAYERED, name="encoding")
     seq_len = check_positive_int(seq_len, name="seq_len", minimum=2)
     d_model = check_d_model(d_model)
     n_heads = check_positive_int(n_heads, name="n_heads")
     if d_model % n_heads:
         raise ValueError(f"n_heads must divide d_model, got d_model={d_model} and n_heads={n_heads}")
-    if encoding == "rope" and (d_model // n_heads) % 2:
-        raise ValueError(f"rope rotates pairs: d_model / n_heads must be even, got {d_model} / {n_heads}")
+    if encoding in ROTATING and (d_model // n_heads) % 2:
+        raise ValueError(f"{encoding} rotates pairs: d_model / n_heads must be even, got {d_model} / {n_heads}")
+    if encoding in LAYERED and encoding != "p-rope" and n_layers < 4:
+        raise ValueError(f"{encoding!r} leaves every fourth layer without positions, so it needs n_layers >= 4, "
+                         f"got n_layers={n_layers}")
+    if encoding in LAYERED and not is_causal(task):
+        raise ValueError(f"{encoding!r} copies causal decoders: it needs a causal task, got {task!r}")
     learning_rate = check_finite_real(learning_rate, name="learning_rate")
     if learning_rate <= 0:
         raise ValueError(f"learning_rate must be > 0, got {learning_rate}")
@@ -195,8 +204,16 @@ def _inputs(config: TransformerConfig, seq_len: int, max_offset: int | None = No
     """
     from . import transformer as tf
 
+    scaling = {}
+    if config.rope_scaling:  # PI, YaRN...: the frequencies and attention factor transformers computes
+        from ..modern.rope_scaling import rope_scaling_frequencies
+
+        inv_freq, factor = rope_scaling_frequencies(config.d_model // config.n_heads, dict(config.rope_scaling),
+                                                    base=tf.ROPE_BASE, max_position_embeddings=config.seq_len)
+        scaling = {"inv_freq": inv_freq, "attention_factor": factor}
     inputs = tf.position_inputs(config.encoding, seq_len, d_model=config.d_model, n_heads=config.n_heads,
-                                causal=config.causal, max_len=config.seq_len)
+                                causal=config.causal, max_len=config.seq_len,
+                                **({"n_layers": config.n_layers} if config.encoding in LAYERED else {}), **scaling)
     if max_offset is not None:
         inputs["bias"] = tf.limit_offsets(inputs["bias"], max_offset)
     return inputs
@@ -206,7 +223,7 @@ def _shared(config: TransformerConfig) -> TransformerConfig:
     """What a compiled step depends on: the sizes, not the task, encoding, seed, learning rate, initial
     scale of the learned table or number of steps (those enter as data)."""
     return dataclasses.replace(config, task="reverse", encoding="none", seed=0, steps=1, offset=1,
-                               learning_rate=1.0, learned_init_std=1.0)
+                               learning_rate=1.0, learned_init_std=1.0, rope_scaling=())
 
 
 @functools.lru_cache(maxsize=32)
@@ -273,9 +290,12 @@ def _nudged(params: dict, ulps: int) -> dict:
 
 
 def _train(config: TransformerConfig, seeds: tuple[int, ...], progress, nudge: int = 0,
-           learning_rates: tuple[float, ...] | None = None, checkpoints: tuple[int, ...] | None = None):
+           learning_rates: tuple[float, ...] | None = None, checkpoints: tuple[int, ...] | None = None,
+           initial: dict | None = None):
     """Train one model per (learning rate, seed) in a single vmapped run; keep the parameters after each
     number of steps in ``checkpoints`` (multiples of the chunk length, the last one ``config.steps``).
+    ``initial``: ``{seed: params}`` to start from instead of a fresh initialisation (to train a trained model
+    further; the seed still draws the training data).
     Returns ``{(learning_rate, steps): [model per seed]}``; with the defaults, the list of ``config``'s models."""
     single = learning_rates is None
     learning_rates = (config.learning_rate,) if single else learning_rates
@@ -283,7 +303,7 @@ def _train(config: TransformerConfig, seeds: tuple[int, ...], progress, nudge: i
     rows = [(lr, s) for lr in learning_rates for s in seeds]  # row r of the vmapped run
     start, run_chunk = _compiled(_shared(config))
     inputs = _inputs(config, config.seq_len)
-    initial = {s: _init(config, s) for s in seeds}
+    initial = {s: _init(config, s) for s in seeds} if initial is None else {s: initial[s] for s in seeds}
     if nudge:
         initial = {s: _nudged(p, nudge) for s, p in initial.items()}
     carry = start(np.stack([_flatten(initial[s]) for _, s in rows]))
@@ -521,33 +541,3 @@ def task_accuracy(model, seq_len, *, n_sequences: int = 256, seed=EVAL_SEED, max
     logits, targets, counts = _evaluate(model, seq_len, n_sequences, seed, max_offset)
     predicted = logits.argmax(axis=-1)[:, counts]  # (B, scored positions)
     return float(np.mean(predicted == targets))
-
-
-def task_loss(model, seq_len, *, n_sequences: int = 256, seed=EVAL_SEED, max_offset: int | None = None,
-              **text_options) -> float:
-    r"""Mean held-out cross-entropy of ``model`` at length ``seq_len``; returns a float >= 0.
-
-    Synthetic tasks: :math:`-\frac1N\sum \ln p(y_i)` in nats over the targets that count, on the
-    sequences of :func:`task_accuracy` (same arguments). Unlike the accuracy it keeps falling once
-    every target is right, so it separates models that all score 100%.
-
-    Task ``"text"``: bits per character on non-overlapping held-out windows, computed by
-    :func:`pe_lib.trained.language_model.text_loss`, which takes ``text_options`` (``n_characters``,
-    ``text``, ``corpus``); ``n_sequences``, ``seed`` and ``max_offset`` do not apply to it.
-    """
-    model = check_model(model)
-    if model.task == "text":
-        if (n_sequences, seed, max_offset) != (256, EVAL_SEED, None):
-            raise ValueError("task_loss of a 'text' model takes n_characters, text and corpus; n_sequences, seed "
-                             f"and max_offset apply to the synthetic tasks, got {n_sequences}, {seed}, {max_offset}")
-        from .language_model import text_loss  # imports this module: a late import keeps the layers one-way
-
-        return text_loss(model, seq_len, **text_options)
-    if text_options:
-        raise ValueError(f"{', '.join(sorted(text_options))} apply only to models of task 'text', "
-                         f"got a model of task {model.task!r}")
-    logits, targets, counts = _evaluate(model, seq_len, n_sequences, seed, max_offset)
-    z = logits[:, counts].astype(np.float64)  # (B, scored, V)
-    top = z.max(axis=-1, keepdims=True)
-    log_p = z - top - np.log(np.exp(z - top).sum(axis=-1, keepdims=True))  # log softmax
-    return float(-np.mean(np.take_along_axis(log_p, targets[..., None], axis=-1)))

@@ -49,6 +49,7 @@ from ..encodings.alibi import alibi_bias
 from ..encodings.frequencies import frequencies
 from ..encodings.sinusoidal import sinusoidal
 from ..encodings.t5 import t5_relative_bucket
+from ..modern.layer_types import layer_attention_mask, layer_positions
 
 LN_EPS = 1e-5
 ROPE_BASE = 10_000.0
@@ -56,6 +57,19 @@ ROPE_BASE = 10_000.0
 # sqrt(mean(sin^2)) = 1/sqrt(2), so that the table starts at the scale of the sinusoids it competes with
 LEARNED_INIT_STD = float(np.sqrt(0.5))
 T5_NUM_BUCKETS, T5_MAX_DISTANCE = 32, 128  # T5's defaults (Raffel et al. 2020)
+# the schemes that differ from layer to layer, each written as the config.json of the model it copies and read
+# by pe_lib.layer_positions (chapter 21), with the book's base and a window of W = 32 (a quarter of the training
+# length of chapters 20-21); every fourth layer has no positional encoding (NoPE), as in the real models
+WINDOW = 32
+LAYER_CONFIGS = {
+    "rope+nope": {"model_type": "smollm3", "no_rope_layer_interval": 4, "rope_theta": ROPE_BASE},  # SmolLM3
+    "swa-rope+nope": {"model_type": "cohere2", "sliding_window": WINDOW, "sliding_window_pattern": 4,
+                      "rope_theta": ROPE_BASE},  # Command R7B: RoPE in the sliding layers only
+    "chunked-rope+nope": {"model_type": "llama4_text", "attention_chunk_size": WINDOW, "no_rope_layer_interval": 4,
+                          "attn_temperature_tuning": False, "rope_theta": ROPE_BASE},  # Llama 4's iRoPE
+}
+P_ROPE = 0.25  # "p-rope" rotates the fastest quarter of each head's pairs, the rest stand still (Gemma 4's 0.25)
+LAYERED = (*LAYER_CONFIGS, "p-rope")  # the encodings of position_inputs(..., n_layers=) that vary by layer
 
 
 # ---- the position schemes, from the book's numpy definitions -----------------------------------
@@ -97,7 +111,7 @@ def limit_offsets(bias, max_offset: int) -> np.ndarray:
 
 
 def position_inputs(encoding: str, seq_len: int, *, d_model: int, n_heads: int, causal: bool,
-                    max_len: int) -> dict:
+                    max_len: int, n_layers: int | None = None, inv_freq=None, attention_factor: float = 1.0) -> dict:
     """Everything the position scheme ``encoding`` feeds into :func:`forward` for ``seq_len`` tokens
     (numpy float32/int32 arrays):
 
@@ -107,12 +121,25 @@ def position_inputs(encoding: str, seq_len: int, *, d_model: int, n_heads: int, 
     the table may ask for more positions);
     ``cos``, ``sin`` ``(L, d_k/2)``: the RoPE rotation for ``"rope"``, else 1 and 0;
     ``bias`` ``(n_heads, L, L)``: :func:`attention_bias`.
+
+    ``inv_freq`` (``(d_k/2,)``) and ``attention_factor`` replace RoPE's :math:`\\omega_i` and scale its cosines
+    and sines (a ``rope_scaling`` of :func:`pe_lib.rope_scaling_frequencies`: PI, YaRN), as transformers does.
+    An encoding of :data:`LAYERED` needs ``n_layers`` and gives ``cos``, ``sin`` ``(n_layers, L, d_k/2)`` and
+    ``bias`` ``(n_layers, n_heads, L, L)``, one slice per layer (:func:`layer_plan`).
     """
+    if encoding in LAYERED:
+        return _layered_inputs(encoding, seq_len, d_model=d_model, n_heads=n_heads, causal=causal,
+                               max_len=max_len, n_layers=n_layers, inv_freq=inv_freq,
+                               attention_factor=attention_factor)
     d_k = d_model // n_heads
     rel = np.arange(seq_len)[None, :] - np.arange(seq_len)[:, None]  # j - i, (L, L)
     buckets = t5_relative_bucket(rel, bidirectional=not causal, num_buckets=T5_NUM_BUCKETS,
                                  max_distance=T5_MAX_DISTANCE)
-    if encoding == "rope":
+    if encoding == "rope" and inv_freq is not None:  # a rope_scaling's frequencies and attention factor
+        theta = np.multiply.outer(np.arange(seq_len), np.asarray(inv_freq, np.float64))  # m * omega_i'
+        cos = (attention_factor * np.cos(theta)).astype(np.float32)
+        sin = (attention_factor * np.sin(theta)).astype(np.float32)
+    elif encoding == "rope":
         cos, sin = rope_angles(seq_len, d_k)
     else:
         cos, sin = np.ones((seq_len, d_k // 2), np.float32), np.zeros((seq_len, d_k // 2), np.float32)
@@ -125,6 +152,42 @@ def position_inputs(encoding: str, seq_len: int, *, d_model: int, n_heads: int, 
         "bias": attention_bias(encoding, seq_len, n_heads, causal),
         "t5": np.float32(encoding == "t5"), "buckets": buckets.astype(np.int32),
     }
+
+
+def layer_plan(encoding: str, n_layers: int) -> list[dict]:
+    r"""The position handling of each of ``n_layers`` layers for an encoding of :data:`LAYERED`, as entries of
+    :func:`pe_lib.layer_positions` (``"attention"``, ``"window"``, ``"rope"``), plus ``"pairs"``: how many of
+    the fastest pairs rotate (all, or :math:`\lfloor p\,d_k/2 \rfloor` of them for ``"p-rope"``, None for all).
+    Raises ``ValueError`` when no layer would lack RoPE (fewer than 4 layers for the ``+nope`` schemes)."""
+    if encoding == "p-rope":
+        return [{"attention": "full", "window": None, "rope": True, "pairs": P_ROPE} for _ in range(n_layers)]
+    layers = [dict(la, pairs=None) for la in layer_positions(LAYER_CONFIGS[encoding] | {"num_hidden_layers": n_layers})]
+    if all(la["rope"] for la in layers):
+        raise ValueError(f"{encoding!r} leaves every fourth layer without positions, so it needs n_layers >= 4, "
+                         f"got n_layers={n_layers}")
+    return layers
+
+
+def _layered_inputs(encoding, seq_len, *, d_model, n_heads, causal, max_len, n_layers, inv_freq, attention_factor):
+    """:func:`position_inputs` of an encoding of :data:`LAYERED`: each layer's slice is that of ``"rope"`` or
+    ``"none"``, with only the fastest pairs rotating (p-RoPE) and keys outside the layer's window masked."""
+    if n_layers is None:
+        raise ValueError(f"encoding {encoding!r} differs from layer to layer: position_inputs needs n_layers")
+    if not causal:
+        raise ValueError(f"encoding {encoding!r} copies causal decoders: it needs a causal task")
+    common = dict(d_model=d_model, n_heads=n_heads, causal=causal, max_len=max_len)
+    rope = position_inputs("rope", seq_len, inv_freq=inv_freq, attention_factor=attention_factor, **common)
+    plain = position_inputs("none", seq_len, **common)
+    cos, sin, bias = [], [], []
+    for layer in layer_plan(encoding, n_layers):
+        source = rope if layer["rope"] else plain
+        fast = source["cos"].shape[-1] if layer["pairs"] is None else int(layer["pairs"] * source["cos"].shape[-1])
+        still = np.arange(source["cos"].shape[-1]) >= fast  # pairs i >= fast stand still (omega_i = 0)
+        cos.append(np.where(still, np.float32(1), source["cos"]))
+        sin.append(np.where(still, np.float32(0), source["sin"]))
+        seen = layer_attention_mask(layer, seq_len)  # (L, L): the keys this layer's query sees
+        bias.append(np.where(seen, plain["bias"], -np.inf).astype(np.float32))
+    return plain | {"cos": np.stack(cos), "sin": np.stack(sin), "bias": np.stack(bias)}
 
 
 # ---- initialisation --------------------------------------------------------------------------------
@@ -198,6 +261,14 @@ def mlp(h, block):
     return jax.nn.relu(h @ block["w_1"] + block["b_1"]) @ block["w_2"] + block["b_2"]
 
 
+def _layer_inputs(inputs, bias, layer: int):
+    """The rotation and bias of block ``layer``: ``inputs`` and ``bias`` themselves when every layer shares them
+    (``cos`` of shape ``(L, d_k/2)``), else their slice ``layer`` (shapes with a leading layer axis)."""
+    if inputs["cos"].ndim == 2:  # decided while tracing: one scheme for every layer
+        return inputs, bias
+    return {"cos": inputs["cos"][layer], "sin": inputs["sin"][layer]}, bias[layer]
+
+
 def forward(params, tokens, inputs, *, collect: bool = False, scores: bool = False):
     r"""Logits ``(B, L, V)`` for integer ``tokens`` ``(B, L)``; ``inputs`` from :func:`position_inputs`.
 
@@ -210,8 +281,9 @@ def forward(params, tokens, inputs, *, collect: bool = False, scores: bool = Fal
     t5 = inputs["t5"] * jnp.moveaxis(params["rel_bias"][inputs["buckets"]], -1, -3)  # b_{h,bucket(j-i)}: (..., H, L, L)
     bias = inputs["bias"] + t5  # one relative bias for all layers, as in T5
     states, maps = [x], []
-    for block in params["blocks"]:
-        out, weights, raw = attention(layer_norm(x, block["ln1_g"], block["ln1_b"]), block, inputs, bias)
+    for layer, block in enumerate(params["blocks"]):
+        seen, b = _layer_inputs(inputs, bias, layer)
+        out, weights, raw = attention(layer_norm(x, block["ln1_g"], block["ln1_b"]), block, seen, b)
         x = x + out  # y = x + MHA(LN(x))
         x = x + mlp(layer_norm(x, block["ln2_g"], block["ln2_b"]), block)  # x' = y + MLP(LN(y))
         states.append(x)
