@@ -153,6 +153,10 @@ def test_every_stored_run_is_current_and_complete(stored):
     drope = text_runs.load_results(layer_runs.drope_file(STORED))
     assert drope["code_version"] == layer_runs.code_version()
     assert drope["learning_rate"] == stored["learning_rates"]["rope"]
+    for arm, scores in drope["recalibration_search"].items():  # each recalibration's rate inside its search
+        rates = sorted(map(float, scores))
+        assert rates[0] < drope["recalibration_rates"][arm] < rates[-1], (arm, rates)
+        assert drope["recalibration_rates"][arm] == float(min(scores, key=scores.get)), arm
     # DroPE's RoPE arm is the RoPE models of the first experiment trained again: the same numbers
     np.testing.assert_allclose(drope["bpc"]["RoPE"], stored["final"]["rope"]["bpc"], rtol=0, atol=1e-12)
 
