@@ -154,9 +154,12 @@ def position_regression_splits(table, components=(None,), *, splits: int = 200, 
 
     least squares on the first ``k`` principal components of the *training* rows (principal component
     regression: the held-out rows take no part in choosing the directions). ``k = None`` keeps every
-    direction with :math:`\lambda > \varepsilon\, d\, \lambda_\max` (as ``numpy.linalg.lstsq`` drops tiny
-    singular values): ordinary least squares on all ``d`` columns with an intercept, the minimum-norm map
-    when the training rows do not determine it. Predictions are rounded to whole positions.
+    direction with :math:`\lambda > \varepsilon\, d\, \lambda_\max`, above the rounding error of ``G``
+    (the rule of :func:`pe_lib.fit_probe`): ordinary least squares on all ``d`` columns with an intercept,
+    the minimum-norm map when the training rows do not determine it. In singular values of :math:`X_c`
+    the cut is at :math:`\sqrt{\varepsilon d}` (about ``3e-7`` for ``d = 384``) of the largest, where
+    ``numpy.linalg.lstsq`` cuts at :math:`\varepsilon \max(t, d)`: a direction between the two is dropped
+    here. Predictions are rounded to whole positions.
 
     ``table``: ``(n, d)``; ``components``: a sequence of ``None`` or whole numbers from 1 to
     ``min(d, t - 1)``, ``t`` the rows of the smallest training set (:math:`n - \lceil n / \text{folds}\rceil`).

@@ -289,3 +289,26 @@ def test_the_position_in_the_second_component_found_by_hand():
 def test_position_regression_splits_refuses_bad_input(table, kwargs, message):
     with pytest.raises(ValueError, match=message):
         pe_lib.position_regression_splits(table, **kwargs)
+
+
+def test_columns_that_repeat_leave_the_all_column_fit_exact():
+    # rank 2 in 5 columns (a repeat, a constant, a sum): the directions with no variance are dropped, as lstsq
+    # drops tiny singular values; dividing by their rounding-noise eigenvalues instead would spoil the map
+    pos = np.arange(40.0)
+    wave = np.cos(pos)
+    table = np.column_stack([0.5 * pos, wave, 0.5 * pos, np.full(40, 3.0), 0.5 * pos + wave])
+    got = pe_lib.position_regression_splits(table, (None, 1), splits=4)
+    np.testing.assert_array_equal(got[0], 0.0)
+    np.testing.assert_allclose(got, np.stack([_by_hand(table, None, 4, 5), _by_hand(table, 1, 4, 5)]), atol=1e-12)
+
+
+def test_a_direction_below_the_rounding_error_of_the_gram_matrix_is_dropped():
+    # the position at 1e-9 of the other column: its eigenvalue of G is 1e-18 of the largest, under the cut
+    # (eps * d = 4.4e-16), so the map sees the cosine column alone (lstsq, cutting singular values at about
+    # 1e-14 of the largest, would keep it and read every position)
+    pos = np.arange(40.0)
+    table = np.column_stack([np.cos(pos), 1e-9 * pos])
+    got = pe_lib.position_regression_splits(table, splits=4)[0]
+    np.testing.assert_allclose(got, _by_hand(table[:, :1], None, 4, 5), atol=1e-12)
+    assert got[:, 0].min() > 5.0
+    np.testing.assert_array_equal(_by_hand(table, None, 4, 5), 0.0)
