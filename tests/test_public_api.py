@@ -219,6 +219,8 @@ ADDED = [
     "minilm_position_table",  # issue 18: chapter 20, real text
     "minilm_weights",  # issue 18: chapter 2 reads the word table of the same checked file
     "position_regression_error",  # issue 18: chapter 20, Wang & Chen's test on a real table
+    "position_regression_splits",  # issue 27: chapter 20, the same test over 200 splits, components fitted per fold
+    "minilm_max_seq_length",  # issue 27: chapter 20, the 256 tokens the shipped MiniLM pipeline keeps
     "principal_components",  # issue 18: chapter 20, real text
     "parameter_count",  # issue 18: chapter 20 counted its model's parameters in a cell of its own
     "principal_directions",  # issue 18: chapter 2 projected word rows on the position table's directions

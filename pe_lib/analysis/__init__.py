@@ -24,7 +24,7 @@ from .embedding import (
     transformer_parameters,
 )
 from .linear_fit import fit_linear_map, r_squared
-from .pretrained_table import load_position_table, minilm_position_table, minilm_weights
+from .pretrained_table import load_position_table, minilm_max_seq_length, minilm_position_table, minilm_weights
 from .probe import fit_probe, heldout_r_squared, layer_probe, token_spread
 from .relative import first_negative, first_rise, mass_on_offset, offset_attention, offset_attention_projections
 from .similarity import dot_profile
@@ -34,6 +34,7 @@ from .table_analysis import (
     cosine_profile,
     dot_by_offset,
     position_regression_error,
+    position_regression_splits,
     principal_components,
     principal_directions,
 )
@@ -43,9 +44,11 @@ __all__ = [
     "cosine_profile",
     "dot_by_offset",
     "load_position_table",
+    "minilm_max_seq_length",
     "minilm_position_table",
     "minilm_weights",
     "position_regression_error",
+    "position_regression_splits",
     "components_for_variance",
     "principal_components",
     "principal_directions",

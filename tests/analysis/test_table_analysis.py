@@ -1,5 +1,7 @@
 """Looks at a position table (pe_lib.analysis.table_analysis): tables whose answers are known by hand."""
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -187,3 +189,126 @@ def test_folds_may_be_as_many_as_rows():
     assert held_out == 0.0 and fitted == 0.0  # linear in the position: every row guessed exactly
     with pytest.raises(ValueError, match=r"from 2 to the number of rows \(6\), got 7"):
         pe_lib.position_regression_error(table, seed=0, folds=7)
+
+
+# ---- position_regression_splits (issue 27: many splits; principal components fitted on the training rows) --------
+def _by_hand(table, k, splits, folds):
+    # independent of the Gram/eigh path: numpy's SVD of the training rows alone, then numpy.linalg.lstsq
+    n = len(table)
+    out = []
+    for s in range(splits):
+        order = np.random.default_rng(s).permutation(n)
+        held, fitted = [], []
+        for f in range(folds):
+            test = order[f::folds]
+            train = np.setdiff1d(np.arange(n), test)
+            mean = table[train].mean(axis=0)
+            z = table - mean
+            if k is not None:
+                z = z @ np.linalg.svd(z[train], full_matrices=False)[2][:k].T  # training rows' directions only
+            design = np.column_stack([z, np.ones(n)])
+            coef = np.linalg.lstsq(design[train], train.astype(float), rcond=None)[0]
+            miss = np.abs(np.round(design @ coef) - np.arange(n))
+            held.append(miss[test].mean())
+            fitted.append(miss[train].mean())
+        out.append([np.mean(held), np.mean(fitted)])
+    return np.array(out)
+
+
+def _weak_signal():
+    rng = np.random.default_rng(0)
+    table = rng.normal(size=(30, 12))
+    table[:, 0] += 0.08 * np.arange(30)  # a weak trend under noise
+    return table
+
+
+def test_splits_agree_with_lstsq_on_training_components_and_with_the_one_split_function():
+    table = _weak_signal()
+    got = pe_lib.position_regression_splits(table, (None, 3), splits=20, folds=5)
+    assert got.shape == (2, 20, 2)
+    np.testing.assert_allclose(got[0], _by_hand(table, None, 20, 5), atol=1e-12)
+    np.testing.assert_allclose(got[1], _by_hand(table, 3, 20, 5), atol=1e-12)
+    one = [pe_lib.position_regression_error(table, seed=s) for s in range(20)]  # fit_probe, another path
+    np.testing.assert_allclose(got[0], one, atol=1e-12)
+
+
+def test_components_fitted_on_all_rows_give_a_different_leakier_number():
+    # the planted error: principal components computed on every row, held-out rows included (issue 27)
+    table = _weak_signal()
+    fold_only = pe_lib.position_regression_splits(table, (3,), splits=20)[0, :, 0].mean()
+    leaky = pe_lib.position_regression_splits(pe_lib.principal_components(table, 3)[0], splits=20)[0, :, 0].mean()
+    assert fold_only == pytest.approx(_by_hand(table, 3, 20, 5)[:, 0].mean(), abs=1e-12)
+    assert leaky < fold_only - 0.2  # measured: 5.54 against 5.82
+
+
+def test_the_position_in_the_second_component_found_by_hand():
+    # column 0 flips sign every row (variance 100, no order), column 1 is the position (variance < 100 here):
+    # one component sees only the parity, so each row is guessed as the mean training position of its
+    # parity; two components see the position exactly
+    n, folds, splits = 20, 5, 3  # splits chosen so that no group mean is a tie x.5 (asserted below)
+    pos = np.arange(n)
+    table = np.column_stack([10.0 * (-1.0) ** pos, 0.1 * pos])
+    got = pe_lib.position_regression_splits(table, (1, 2, None), splits=splits, folds=folds)
+    np.testing.assert_array_equal(got[1:], 0.0)
+    expected = []
+    for s in range(splits):
+        order = np.random.default_rng(s).permutation(n)
+        held, fitted = [], []
+        for f in range(folds):
+            test = set(order[f::folds].tolist())
+            train = [p for p in range(n) if p not in test]
+            means = {parity: Fraction(sum(p for p in train if p % 2 == parity), sum(p % 2 == parity for p in train))
+                     for parity in (0, 1)}
+            assert all(m.denominator != 2 for m in means.values())  # no tie for rounding to settle
+            guess = {parity: round(m) for parity, m in means.items()}
+            held.append(sum(abs(guess[p % 2] - p) for p in test) / len(test))
+            fitted.append(sum(abs(guess[p % 2] - p) for p in train) / len(train))
+        expected.append([sum(held) / folds, sum(fitted) / folds])
+    np.testing.assert_allclose(got[0], expected, atol=1e-12)
+    assert got[0, :, 0].min() > 3.0
+
+
+@pytest.mark.parametrize(
+    ("table", "kwargs", "message"),
+    [
+        (np.ones((40, 3)), {"splits": 0}, r"^splits must be a whole number >= 1, got 0$"),
+        (np.ones((40, 3)), {"splits": 2.0}, r"got 2.0"),
+        (np.ones((40, 3)), {"splits": True}, r"got True"),
+        (np.ones((40, 3)), {"folds": 41}, r"folds must be a whole number from 2 to the number of rows \(40\), got 41"),
+        (np.ones((3, 3)), {"folds": 2}, r"^the table has 3 rows: a 2-fold split fits on only 1, and a fit needs at "
+                                        r"least 2$"),
+        (np.ones((40, 3)), {"components": (4,)}, r"from 1 to 3 \(the width 3, and one less than the 32 rows"),
+        (np.ones((10, 30)), {"components": (8,)}, r"from 1 to 7 \(the width 30, and one less than the 8 rows"),
+        (np.ones((40, 3)), {"components": (0,)}, r"got \(0,\)"),
+        (np.ones((40, 3)), {"components": ()}, r"non-empty"),
+        (np.ones((40, 3)), {"components": 2}, r"got None"),
+        (np.ones((40, 3)), {"components": (True,)}, r"got \(True,\)"),
+        (np.ones((40,)), {}, r"2-D array"),
+    ],
+)
+def test_position_regression_splits_refuses_bad_input(table, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        pe_lib.position_regression_splits(table, **kwargs)
+
+
+def test_columns_that_repeat_leave_the_all_column_fit_exact():
+    # rank 2 in 5 columns (a repeat, a constant, a sum): the directions with no variance are dropped, as lstsq
+    # drops tiny singular values; dividing by their rounding-noise eigenvalues instead would spoil the map
+    pos = np.arange(40.0)
+    wave = np.cos(pos)
+    table = np.column_stack([0.5 * pos, wave, 0.5 * pos, np.full(40, 3.0), 0.5 * pos + wave])
+    got = pe_lib.position_regression_splits(table, (None, 1), splits=4)
+    np.testing.assert_array_equal(got[0], 0.0)
+    np.testing.assert_allclose(got, np.stack([_by_hand(table, None, 4, 5), _by_hand(table, 1, 4, 5)]), atol=1e-12)
+
+
+def test_a_direction_below_the_rounding_error_of_the_gram_matrix_is_dropped():
+    # the position at 1e-9 of the other column: its eigenvalue of G is 1e-18 of the largest, under the cut
+    # (eps * d = 4.4e-16), so the map sees the cosine column alone (lstsq, cutting singular values at about
+    # 1e-14 of the largest, would keep it and read every position)
+    pos = np.arange(40.0)
+    table = np.column_stack([np.cos(pos), 1e-9 * pos])
+    got = pe_lib.position_regression_splits(table, splits=4)[0]
+    np.testing.assert_allclose(got, _by_hand(table[:, :1], None, 4, 5), atol=1e-12)
+    assert got[:, 0].min() > 5.0
+    np.testing.assert_array_equal(_by_hand(table, None, 4, 5), 0.0)
