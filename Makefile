@@ -26,7 +26,7 @@ export ONEDNN_MAX_CPU_ISA := AVX2
 export PJRT_NPROC := 2
 export MPLBACKEND := module://matplotlib_inline.backend_inline
 
-.PHONY: help venv lab-venv book serve test lint unit nbval kernels build-check browser execute experiments bench mutate reference reference-old clean
+.PHONY: help venv lab-venv book serve test lint unit nbval kernels build-check browser execute experiments bench mutate reference reference-old reference-llamacpp clean
 
 help:
 	@echo "make book     install (into .venv) and build the website into $(HTML)"
@@ -40,6 +40,7 @@ help:
 	@echo "make mutate   mutation testing of pe_lib's formula modules (not part of make test; slow)"
 	@echo "make reference  compare pe_lib with the real transformers and diffusers (own venv with torch CPU; not part of make test)"
 	@echo "make reference-old  pe_lib's re-creations of fixed bugs against the released transformers that had them"
+	@echo "make reference-llamacpp  chapter 19's context shift run in llama.cpp (llama-cpp-python built from source, ~10 min once)"
 
 # ---- installation: one shared, idempotent step --------------------------------------------------
 venv: $(VENV)/.installed
@@ -234,6 +235,23 @@ reference-old: $(REF_OLD)/.installed
 	  OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 $(REF_BIN)/pytest -p no:cacheprovider tests/reference/old_transformers_video.py \
 	  || exit 1; \
 	done
+
+# llama.cpp's context shift run, not read (tests/reference_llamacpp): a tiny random Llama written as GGUF at
+# test time, shifted by llama.cpp's own memory calls and compared with pe_lib.context_shift. llama-cpp-python is
+# built from its sdist for the CPU only, into .venv-reference (requirements-llamacpp*.txt, hash-pinned, --no-deps,
+# its build backend pinned and installed first). Not part of make test or make reference.
+LLAMACPP_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_CUDA=OFF -DGGML_METAL=OFF -DGGML_VULKAN=OFF -DGGML_BLAS=OFF \
+  -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF
+
+$(REF_VENV)/.llamacpp-installed: requirements-llamacpp-build.txt requirements-llamacpp.txt $(REF_VENV)/.installed
+	$(REF_BIN)/python -m pip install --quiet --no-deps --require-hashes -r requirements-llamacpp-build.txt
+	CMAKE_ARGS="$(LLAMACPP_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 $(REF_BIN)/python -m pip install --quiet \
+	  --no-deps --require-hashes --no-build-isolation -r requirements-llamacpp.txt
+	$(REF_BIN)/python -m pip check
+	@touch $@
+
+reference-llamacpp: $(REF_VENV)/.llamacpp-installed
+	OMP_NUM_THREADS=1 $(REF_BIN)/pytest -p no:cacheprovider --durations=3 tests/reference_llamacpp
 
 clean:
 	rm -rf $(BOOKOUT)/_build .pytest_cache .hypothesis .coverage mutants
