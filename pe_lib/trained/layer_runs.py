@@ -47,6 +47,20 @@ FINAL = (("rope", "rope", {}), ("none", "none", {}), ("rope+nope", "rope+nope", 
 RECALIBRATION_STEPS = 40  # a tenth of the 400 training steps (DroPE's paper: under 1% of pretraining)
 LONG_RECALIBRATION = 4  # DroPE also with four times as many recalibration steps: how much the budget matters
 RECALIBRATION_RATES = (1e-3, 3e-3, 1e-2)  # each recalibration searches its rate, as chapter 20's search does
+# chapter 20's ladder reaches down to 3e-4 only; a recalibration of a trained model may want smaller steps
+RECALIBRATION_LADDER = (1e-5, 3e-5, 1e-4, *text_runs.RATE_LADDER)
+
+
+def _ladder_choice(scores: dict) -> tuple[float, float | None]:
+    """:func:`pe_lib.trained.text_runs.search_choice` along :data:`RECALIBRATION_LADDER`: ``(best rate, next
+    rate to try)``, the next one past the best when it lies at a corner of the rates tried, else ``None``."""
+    tried, best = sorted(scores), min(scores, key=scores.get)
+    k = RECALIBRATION_LADDER.index(best)
+    if best == tried[0] and k > 0:
+        return best, RECALIBRATION_LADDER[k - 1]
+    if best == tried[-1] and k + 1 < len(RECALIBRATION_LADDER):
+        return best, RECALIBRATION_LADDER[k + 1]
+    return best, None
 DATA_SEED_OFFSET = 1000  # recalibration draws the text of seed 1000 + s: batches the models have not seen
 SCALINGS = {"PI": lambda s, L: {"rope_type": "linear", "factor": float(s)},
             "YaRN": lambda s, L: {"rope_type": "yarn", "factor": float(s), "original_max_position_embeddings": L}}
@@ -114,16 +128,16 @@ def drope_cell(rate: float, *, seeds=(0, 1, 2), factors=text_runs.FACTORS, n_cha
 
     def recalibrated(arm, changes, steps=recalibration_steps):
         """The models recalibrated under ``changes`` at the rate of lowest validation loss at L (the search of
-        chapter 20: the first rates, then one past a corner at a time, along text_runs.RATE_LADDER)."""
+        chapter 20: the first rates, then one past a corner at a time, along :data:`RECALIBRATION_LADDER`)."""
         scores, found, queue = {}, {}, list(RECALIBRATION_RATES)
         while queue:
             r = queue.pop(0)
             found[r] = _recalibrated(rope, dataclasses.replace(config, learning_rate=r, **changes), steps)
             scores[r] = float(np.mean([text_loss(m, L, text=validation) for m in found[r]]))
             if not queue:
-                more = text_runs.search_choice(scores)[1]
+                more = _ladder_choice(scores)[1]
                 queue += [] if more is None else [more]
-        best = text_runs.search_choice(scores)[0]
+        best = _ladder_choice(scores)[0]
         searches[arm], chosen[arm] = {f"{r:g}": v for r, v in sorted(scores.items())}, best
         progress(f"{arm} (recalibration rate {best:g})")
         return found[best]

@@ -168,3 +168,89 @@ def test_one_stored_configuration_again_from_scratch(stored):
     again = text_runs.search_cell(encoding, rate, steps=text_runs.SEARCH_STEPS, **layer_runs.SETTINGS)
     assert again["bpc"] == pytest.approx(stored["search"][encoding][str(rate)], abs=1e-9)
     assert again["curve"] == pytest.approx(curve, abs=1e-9)
+
+
+# ---- the experiment code, at sizes a unit test can afford ---------------------------------------------------------
+TINY = dict(steps=20, seq_len=16, d_model=16, n_heads=2, batch_size=4)
+
+
+def test_the_ladder_extends_a_search_past_its_corners():
+    ladder = layer_runs.RECALIBRATION_LADDER
+    assert layer_runs._ladder_choice({1e-3: 2.0, 3e-3: 2.5, 1e-2: 3.0}) == (1e-3, 3e-4)
+    assert layer_runs._ladder_choice({1e-3: 3.0, 3e-3: 2.5, 1e-2: 2.0}) == (1e-2, 3e-2)
+    assert layer_runs._ladder_choice({1e-3: 3.0, 3e-3: 2.0, 1e-2: 3.0}) == (3e-3, None)
+    assert layer_runs._ladder_choice({ladder[0]: 1.0, ladder[1]: 2.0}) == (ladder[0], None)  # the ladder ends
+    assert layer_runs._ladder_choice({ladder[-2]: 2.0, ladder[-1]: 1.0}) == (ladder[-1], None)
+    assert ladder[3:] == text_runs.RATE_LADDER and ladder[:3] == (1e-5, 3e-5, 1e-4)
+
+
+def test_drope_cell_layout_and_what_each_arm_is():
+    lines = []
+    out = layer_runs.drope_cell(1e-2, seeds=(0, 1), factors=(1, 2), n_characters=1024, recalibration_steps=3,
+                                say=lines.append, **TINY)
+    assert out["lengths"] == [16, 32] and out["seeds"] == [0, 1] and out["code_version"] == layer_runs.code_version()
+    assert set(out["bpc"]) == {"RoPE", "RoPE removed", "DroPE", "DroPE, 12 steps", "PI", "PI + recalibration",
+                               "YaRN", "YaRN + recalibration"}
+    bpc = {arm: np.array(v) for arm, v in out["bpc"].items()}
+    assert all(v.shape == (2, 2) for v in bpc.values())
+    for arm in ("PI", "YaRN", "PI + recalibration", "YaRN + recalibration"):  # at L: the RoPE models themselves
+        np.testing.assert_array_equal(bpc[arm][:, 0], bpc["RoPE"][:, 0])
+    assert np.abs(bpc["RoPE removed"] - bpc["RoPE"]).min() > 1e-3  # reading without RoPE changes every score
+    for arm, scores in out["recalibration_search"].items():  # every search ends with its best inside the rates
+        rates = sorted(map(float, scores))
+        assert rates[0] < out["recalibration_rates"][arm] < rates[-1] or len(rates) >= 3, (arm, rates)
+        assert out["recalibration_rates"][arm] == float(min(scores, key=scores.get))
+    assert set(out["recalibration_search"]) == {"DroPE", "DroPE, 12 steps", "PI + recalibration, s = 2",
+                                                "YaRN + recalibration, s = 2"}
+    assert len(lines) == 7 and lines[0].startswith("DroPE, PI and YaRN: RoPE models trained")
+    # DroPE's models are the RoPE models trained on without RoPE: its score at L is that of such a model
+    settings = layer_runs._check_settings(layer_runs.SETTINGS | TINY, "test")
+    rope = layer_runs._train(layer_runs._config("text", "rope", seed=0, **(settings | {"learning_rate": 1e-2})),
+                             (0, 1), False)  # the same vmapped run of two seeds: the same weights
+    rate = out["recalibration_rates"]["DroPE"]
+    config = layer_runs._config("text", "none", seed=0, **(settings | {"learning_rate": rate}))
+    again, _ = layer_runs._recalibrated(rope, config, 3)
+    assert again.encoding == "none"
+    assert bpc["DroPE"][0, 0] == pytest.approx(pe_lib.task_loss(again, 16, n_characters=1024), abs=1e-9)
+
+
+def test_drope_cell_is_silent_without_say(capsys):
+    out = layer_runs.drope_cell(1e-2, seeds=(0,), factors=(1,), n_characters=256, recalibration_steps=2, **TINY)
+    assert list(out["lengths"]) == [16] and capsys.readouterr().out == ""
+
+
+def test_run_drope_stores_once_and_skips_what_is_current(tmp_path, monkeypatch):
+    for rate, bits in ((1e-3, 3.0), (3e-3, 2.0), (1e-2, 2.5)):  # a stored rate search that chose 3e-3 for RoPE
+        text_runs.save_results({"kind": "search", "encoding": "rope", "learning_rate": rate, "bpc": bits,
+                                "curve": {}}, tmp_path / f"search_rope_{rate:g}.json")
+    calls = []
+
+    def fake(rate, say=None):
+        calls.append(rate)
+        return {"code_version": layer_runs.code_version(), "learning_rate": rate, "bpc": {}}
+
+    monkeypatch.setattr(layer_runs, "drope_cell", fake)
+    said = []
+    first = layer_runs.run_drope(tmp_path, say=said.append)
+    assert calls == [3e-3] and first["learning_rate"] == 3e-3
+    assert pathlib.Path(layer_runs.drope_file(tmp_path)).exists() and said[-1].startswith("done DroPE")
+    assert layer_runs.run_drope(tmp_path, say=said.append) == first and calls == [3e-3]  # stored and current
+    stale = text_runs.load_results(layer_runs.drope_file(tmp_path)) | {"code_version": "0" * 16}
+    text_runs.save_results(stale, layer_runs.drope_file(tmp_path))
+    layer_runs.run_drope(tmp_path, say=said.append)
+    assert calls == [3e-3, 3e-3]  # stale: made again
+
+
+def test_run_all_trains_the_plans_at_the_chapters_settings(monkeypatch):
+    seen = {}
+    monkeypatch.setattr(text_runs, "run_all", lambda folder, **kw: seen.update(kw, folder=folder) or "collected")
+    assert layer_runs.run_all("somewhere", say=print, steps=7) == "collected"
+    assert seen["final"] == layer_runs.FINAL and seen["n_layers"] == 4 and seen["steps"] == 7
+    assert seen["folder"] == "somewhere"
+
+
+def test_layer_plans_refuse_what_they_cannot_build():
+    with pytest.raises(ValueError, match="needs n_layers >= 4, got n_layers=3"):
+        tf.layer_plan("swa-rope+nope", 3)
+    with pytest.raises(ValueError, match="needs a causal task"):
+        tf.position_inputs("rope+nope", 4, d_model=8, n_heads=1, causal=False, max_len=4, n_layers=4)
