@@ -76,8 +76,10 @@ def _allowed(allowed, shape) -> np.ndarray:
 def inputs_at(model, positions, allowed, *, inv_freq, attention_factor: float) -> dict:
     r"""The position inputs of :func:`pe_lib.trained.transformer.forward` for explicit ``positions``
     ``(B, L)`` ints and ``allowed`` ``(B, L, L)`` bools (see the module docstring): ``table``
-    ``(B, L, d_model)``, ``learned``, ``rows`` ``(B, L)``, ``cos``/``sin`` ``(B, 1, L, d_k/2)`` and
-    ``bias`` ``(B, H, L, L)``, float32, and T5's ``t5`` flag and ``buckets`` ``(B, L, L)`` of the
+    ``(B, L, d_model)``, ``learned``, ``rows`` ``(B, L)``, ``cos``/``sin`` ``(N, B, 1, L, d_k/2)`` and
+    ``bias`` ``(N, B, H, L, L)`` (the same for each of the ``N`` blocks:
+    :func:`~pe_lib.trained.transformer.forward` gives each block its own slice of any rotation but an
+    ``(L, d_k/2)`` one), float32, and T5's ``t5`` flag and ``buckets`` ``(B, L, L)`` of the
     relative positions :math:`p_j - p_i`. ``inv_freq`` (``None``: the model's own) and ``attention_factor``
     as :func:`logits_at`, which checks all of them first."""
     config = model.config
@@ -101,10 +103,12 @@ def inputs_at(model, positions, allowed, *, inv_freq, attention_factor: float) -
         bias = bias - alibi_slopes(config.n_heads)[None, :, None, None] * distance[:, None]
     relative = positions[:, None, :] - positions[:, :, None]  # p_j - p_i, (B, L, L): T5's buckets
     buckets = t5_relative_bucket(relative, bidirectional=not config.causal)  # T5's defaults, as the model
+    per_layer = (config.n_layers,)  # forward reads any cos but an (L, d_k/2) one per layer: one copy per block
     return {"table": table.astype(np.float32), "learned": np.float32(config.encoding == "learned"),
-            "rows": positions.astype(np.int32), "cos": cos[:, None].astype(np.float32),
-            "sin": sin[:, None].astype(np.float32),
-            "bias": np.broadcast_to(bias, (batch, config.n_heads, length, length)).astype(np.float32),
+            "rows": positions.astype(np.int32),
+            "cos": np.broadcast_to(cos[:, None], per_layer + cos[:, None].shape).astype(np.float32),
+            "sin": np.broadcast_to(sin[:, None], per_layer + sin[:, None].shape).astype(np.float32),
+            "bias": np.broadcast_to(bias, per_layer + (batch, config.n_heads, length, length)).astype(np.float32),
             "t5": np.float32(config.encoding == "t5"), "buckets": buckets.astype(np.int32)}
 
 

@@ -138,8 +138,9 @@ def test_inputs_at_gives_the_documented_inputs(models, encoding):
     positions = np.array([[0, 1, 2, 3, 4, 5, 6, 7], [3, 9, 4, 0, 2, 8, 1, 5]])
     allowed = np.broadcast_to(np.tril(np.ones((L, L), bool)), (2, L, L))
     got = inputs_at(model, positions, allowed, inv_freq=None, attention_factor=1.0)
-    shapes = {"table": (2, L, 16), "learned": (), "rows": (2, L), "cos": (2, 1, L, 4), "sin": (2, 1, L, 4),
-              "bias": (2, 2, L, L), "t5": (), "buckets": (2, L, L)}
+    n = model.config.n_layers  # one slice per block: forward slices any rotation but an (L, d_k/2) one
+    shapes = {"table": (2, L, 16), "learned": (), "rows": (2, L), "cos": (n, 2, 1, L, 4), "sin": (n, 2, 1, L, 4),
+              "bias": (n, 2, 2, L, L), "t5": (), "buckets": (2, L, L)}
     assert {k: v.shape for k, v in got.items()} == shapes
     assert {k: v.dtype.name for k, v in got.items()} == {
         k: "int32" if k in ("rows", "buckets") else "float32" for k in shapes}
@@ -147,12 +148,14 @@ def test_inputs_at_gives_the_documented_inputs(models, encoding):
     distance = np.abs(positions[:, :, None] - positions[:, None, :])[:, None]
     slopes = np.array([2.0 ** -4, 2.0 ** -8])[None, :, None, None]  # ALiBi's m_h for 2 heads: 2^(-8h/H)
     expected_bias = mask - slopes * distance if encoding == "alibi" else np.broadcast_to(mask, (2, 2, L, L))
-    np.testing.assert_allclose(got["bias"], expected_bias, rtol=1e-6)
+    for layer in range(n):
+        np.testing.assert_allclose(got["bias"][layer], expected_bias, rtol=1e-6)
     omega = 10000.0 ** (-np.arange(0, 8, 2) / 8)  # d_k = 16 / 2 heads = 8
     theta = positions[:, None, :, None] * omega
     if encoding == "rope":
-        np.testing.assert_allclose(got["cos"], np.cos(theta), atol=1e-6)
-        np.testing.assert_allclose(got["sin"], np.sin(theta), atol=1e-6)
+        for layer in range(n):
+            np.testing.assert_allclose(got["cos"][layer], np.cos(theta), atol=1e-6)
+            np.testing.assert_allclose(got["sin"][layer], np.sin(theta), atol=1e-6)
     else:
         assert (got["cos"] == 1).all() and (got["sin"] == 0).all()
     assert got["t5"] == (encoding == "t5") and got["learned"] == 0
