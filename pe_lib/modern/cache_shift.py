@@ -115,10 +115,14 @@ def context_shift(n_tokens: int, n_ctx: int, n_keep: int, *, n_discard: int = 0,
     the first :math:`k` tokens, drops the next :math:`m`, and moves the rest back by :math:`m`, turning their
     keys with ``rope_shift`` (:math:`\delta = -m`). :math:`k` = ``n_keep`` (``-1``: the whole prompt, here
     :math:`n`), plus one for the BOS token if ``add_bos``, at most :math:`n_\text{ctx} - 4`;
-    :math:`m` = ``n_discard`` if nonzero, else :math:`\lfloor (n - k)/2 \rfloor`.
+    :math:`m` = ``n_discard`` if nonzero, else :math:`\lfloor (n - k)/2 \rfloor`, then clamped to
+    :math:`m \le n - k - 1`: at least the newest token survives. (The clamp is llama.cpp PR 24786, in the
+    commit 0c1e57098 that llama-cpp-python 0.3.36 bundles and ``make reference-llamacpp`` runs; at the earlier
+    commit fb402660 an ``n_discard`` of all :math:`n - k` remaining tokens was taken as given.)
     Returns ``(new_positions, delta)``: int64 ``(n,)`` with the new position of each old position
     :math:`0..n-1` (``-1`` where dropped: :math:`k \le p < k + m`), and :math:`\delta = -m`.
-    Source: ``update_slots`` in ``tools/server/server-context.cpp`` (llama.cpp commit fb402660:
+    Source: ``update_slots`` in ``tools/server/server-context.cpp`` (llama.cpp commit 0c1e57098:
+    ``n_discard = std::clamp(n_discard, 0, std::max(0, n_left - 1))``, then
     ``llama_memory_seq_rm(n_keep, n_keep + n_discard)``, ``llama_memory_seq_add(..., -n_discard)``).
     """
     n = check_positive_int(n_tokens, name="n_tokens")
@@ -130,10 +134,10 @@ def context_shift(n_tokens: int, n_ctx: int, n_keep: int, *, n_discard: int = 0,
         raise ValueError(f"add_bos must be True or False, got {add_bos!r}")
     k = n if n_keep == -1 else int(n_keep)
     k = min(ctx - 4, k + int(add_bos))
-    m = m if m else (n - k) // 2  # n_left / 2 in C integer division (n - k >= 0 here)
-    if n + 1 < ctx or k + m > n:
-        raise ValueError(f"no context shift: it happens when n_tokens + 1 >= n_ctx and drops 1..{n - k} tokens "
-                         f"after the kept {k}; got n_tokens={n}, n_ctx={ctx}, n_discard={m}")
+    if n + 1 < ctx:
+        raise ValueError(f"no context shift: it happens when n_tokens + 1 >= n_ctx; got n_tokens={n}, n_ctx={ctx}")
+    m = m if m else (n - k) // 2  # n_left / 2 in C integer division (n - k >= 3 here: n >= ctx - 1, k <= ctx - 4)
+    m = min(m, n - k - 1)  # PR 24786: the newest token is never dropped
     p = np.arange(n)
     new = np.where(p < k, p, p - m)
     new[(p >= k) & (p < k + m)] = -1

@@ -192,12 +192,15 @@ def shifted_by_hand(n_tokens, n_ctx, n_keep, n_discard, add_bos):
     keep = min(n_ctx - 4, keep + (1 if add_bos else 0))
     discard = n_discard or (n_tokens - keep) // 2
     cache = list(range(n_tokens))
+    while keep + discard >= n_tokens:  # llama.cpp PR 24786 (commit 0c1e57098): the newest token always stays
+        discard -= 1
     del cache[keep:keep + discard]
     return [cache.index(p) if p in cache else -1 for p in range(n_tokens)], -discard
 
 
 @pytest.mark.parametrize(("n_ctx", "n_keep", "n_discard", "add_bos"),
-                         [(16, 0, 0, True), (16, 4, 0, False), (16, -1, 0, True), (32, 3, 5, True), (9, 2, 0, False)])
+                         [(16, 0, 0, True), (16, 4, 0, False), (16, -1, 0, True), (32, 3, 5, True), (9, 2, 0, False),
+                          (16, 4, 10, True), (16, 4, 9, True), (16, 4, 40, False)])
 def test_context_shift_against_a_list(n_ctx, n_keep, n_discard, add_bos):
     n_tokens = n_ctx - 1  # the shift happens when n_tokens + 1 >= n_ctx
     new, delta = pe_lib.context_shift(n_tokens, n_ctx, n_keep, n_discard=n_discard, add_bos=add_bos)
@@ -218,9 +221,21 @@ def test_context_shift_by_hand_and_with_rope_shift():
     np.testing.assert_allclose(turned[moved], pe_lib.rope(keys[moved], new[moved].astype(float)), atol=1e-12)
 
 
+def test_context_shift_never_drops_the_newest_token():
+    # llama.cpp PR 24786 (server-context.cpp at commit 0c1e57098, the one make reference-llamacpp runs): n_discard
+    # is clamped to n_left - 1. 15 tokens, 4 + BOS = 5 kept, n_left = 10: asking for 10 (or 40) drops 9, and the
+    # newest token, position 14, moves back by 9 to position 5, right after the kept ones
+    for asked in (10, 40):
+        new, delta = pe_lib.context_shift(15, 16, 4, n_discard=asked)
+        assert new.tolist() == [0, 1, 2, 3, 4] + [-1] * 9 + [5] and delta == -9
+    new, delta = pe_lib.context_shift(15, 16, 4, n_discard=9)  # below the clamp: taken as given
+    assert new.tolist() == [0, 1, 2, 3, 4] + [-1] * 9 + [5] and delta == -9
+    new, delta = pe_lib.context_shift(15, 16, 4, n_discard=8)
+    assert new.tolist() == [0, 1, 2, 3, 4] + [-1] * 8 + [5, 6] and delta == -8
+
+
 @pytest.mark.parametrize(("kwargs", "message"), [
     (dict(n_tokens=10, n_ctx=16, n_keep=4), "no context shift"),
-    (dict(n_tokens=15, n_ctx=16, n_keep=4, n_discard=20), "no context shift"),
     (dict(n_tokens=15, n_ctx=16, n_keep=-2), "n_keep must be an integer >= -1"),
     (dict(n_tokens=15, n_ctx=16, n_keep=True), "n_keep must be an integer >= -1"),
     (dict(n_tokens=15, n_ctx=4, n_keep=1), "n_ctx must be an integer >= 5"),
