@@ -270,6 +270,48 @@ def test_sink_cache_positions_against_start_recent_slicing(n):
     assert kept.tolist() == cache and positions.max() < s + r
 
 
+def sink_cache_by_steps(n, sinks, window, prompt):
+    """Independent re-enactment of transformers 4.52.4's SinkCache.update, one call per forward: a list of
+    [text position, rotated at]. Each call's tokens get positions from the cache length; a full cache keeps its
+    sinks and its last window - sinks - k entries, turned back by k, then appends the k new ones."""
+    cache = []
+    calls = [list(range(prompt))] + [[t] for t in range(prompt, n)]
+    for new in calls:
+        k, length = len(new), len(cache)
+        entries = [[t, length + i] for i, t in enumerate(new)]
+        if not cache or k + length < window:
+            cache += entries
+        else:
+            moved = [[t, p - k] for t, p in cache[-window + sinks + k:]]
+            cache = cache[:sinks] + moved + entries
+    return [t for t, _ in cache], [p for _, p in cache]
+
+
+@pytest.mark.parametrize(("n", "sinks", "recent"), [(5, 3, 7), (9, 3, 7), (10, 3, 7), (11, 3, 7), (13, 3, 7),
+                                                    (17, 3, 7), (40, 4, 8), (20, 0, 8), (12, 4, 2), (100, 4, 32)])
+def test_sink_cache_positions_transformers_against_its_steps(n, sinks, recent):
+    kept, positions = pe_lib.sink_cache_positions(n, sinks, recent, engine="transformers")
+    tokens, rotated = sink_cache_by_steps(n, sinks, sinks + recent, prompt=min(n, 2))
+    assert kept.tolist() == tokens and positions.tolist() == rotated
+    assert kept.tolist() == pe_lib.sink_cache_positions(n, sinks, recent)[0].tolist()  # same tokens as the authors'
+
+
+def test_sink_cache_positions_transformers_by_hand():
+    # window 10 with 3 sinks, 17 tokens: 0-2 and 10-16 kept (as in StreamingLLM with r = 7), but the recent ones
+    # are rotated at 4..10, one place later than StreamingLLM's 3..9: position 3 is left empty
+    kept, positions = pe_lib.sink_cache_positions(17, 3, 7, engine="transformers")
+    assert kept.tolist() == [0, 1, 2, 10, 11, 12, 13, 14, 15, 16]
+    assert positions.tolist() == [0, 1, 2, 4, 5, 6, 7, 8, 9, 10]
+    # the step that fills the window drops nothing but still turns tokens 3-8 back by one: 3 sits on 2
+    assert pe_lib.sink_cache_positions(10, 3, 7, engine="transformers")[1].tolist() == [0, 1, 2, 2, 3, 4, 5, 6, 7, 9]
+    with pytest.raises(ValueError, match="engine"):
+        pe_lib.sink_cache_positions(17, 3, 7, engine="hf")
+    # one place besides the sinks: SinkCache's slice [-1 + 1:] is [0:] and the cache never drops anything
+    assert len(sink_cache_by_steps(12, 4, 5, prompt=2)[0]) > 5
+    with pytest.raises(ValueError, match="recent_size >= 2"):
+        pe_lib.sink_cache_positions(12, 4, 1, engine="transformers")
+
+
 def test_sink_cache_positions_rejects_bad_sizes():
     with pytest.raises(ValueError, match="recent_size must be an integer >= 1, got 0"):
         pe_lib.sink_cache_positions(10, 4, 0)
