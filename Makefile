@@ -26,7 +26,7 @@ export ONEDNN_MAX_CPU_ISA := AVX2
 export PJRT_NPROC := 2
 export MPLBACKEND := module://matplotlib_inline.backend_inline
 
-.PHONY: help venv lab-venv book serve test lint unit nbval kernels build-check browser execute experiments bench mutate reference reference-old reference-llamacpp clean
+.PHONY: help venv lab-venv book serve test lint unit nbval kernels build-check browser execute experiments bench mutate reference reference-old reference-sinks reference-llamacpp clean
 
 help:
 	@echo "make book     install (into .venv) and build the website into $(HTML)"
@@ -40,6 +40,7 @@ help:
 	@echo "make mutate   mutation testing of pe_lib's formula modules (not part of make test; slow)"
 	@echo "make reference  compare pe_lib with the real transformers and diffusers (own venv with torch CPU; not part of make test)"
 	@echo "make reference-old  pe_lib's re-creations of fixed bugs against the released transformers that had them"
+	@echo "make reference-sinks  chapter 19's attention-sink cache against transformers 4.52.4's SinkCache (own folder)"
 	@echo "make reference-llamacpp  chapter 19's context shift run in llama.cpp (llama-cpp-python built from source, ~10 min once)"
 
 # ---- installation: one shared, idempotent step --------------------------------------------------
@@ -235,6 +236,21 @@ reference-old: $(REF_OLD)/.installed
 	  OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 $(REF_BIN)/pytest -p no:cacheprovider tests/reference/old_transformers_video.py \
 	  || exit 1; \
 	done
+
+# StreamingLLM's cache as transformers shipped it, run: SinkCache, last working in transformers 4.52.4, against
+# pe_lib.sink_cache_positions (tests/reference/old_transformers_sinks.py: a tiny random one-layer Llama, built at
+# test time). Installed with --no-deps into its own folder with the tokenizers and huggingface-hub it insists on
+# (requirements-reference-sinks.txt); torch and pe_lib are .venv-reference's. Not part of make test or make reference.
+REF_SINKS := $(REF_VENV)/sinks
+
+$(REF_SINKS)/.installed: requirements-reference-sinks.txt $(REF_VENV)/.installed
+	rm -rf $(REF_SINKS)
+	$(REF_BIN)/python -m pip install --quiet --no-deps --target $(REF_SINKS) -r requirements-reference-sinks.txt
+	@touch $@
+
+reference-sinks: $(REF_SINKS)/.installed
+	PYTHONPATH=$(CURDIR)/$(REF_SINKS) OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 \
+	  $(REF_BIN)/pytest -p no:cacheprovider tests/reference/old_transformers_sinks.py
 
 # llama.cpp's context shift run, not read (tests/reference_llamacpp): a tiny random Llama written as GGUF at
 # test time, shifted by llama.cpp's own memory calls and compared with pe_lib.context_shift. llama-cpp-python is

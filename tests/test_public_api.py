@@ -246,6 +246,7 @@ ADDED = [
     "context_shift",  # issue 29: chapter 19, llama.cpp's n_keep and n_discard
     "prefix_cache_hit",  # issue 29: chapter 19, prefix caching reuses keys at the same positions only
     "sink_cache_positions",  # issue 29: chapter 19, StreamingLLM counts positions in its cache
+    "SINK_CACHE_ENGINES",  # issue 29: chapter 19, StreamingLLM's own code or transformers' SinkCache
     "mrope_video_positions",  # issue 29: chapter 19, Qwen2.5-VL video time positions (PRs 45400, 48669)
     "VIDEO_TIME_RULES",  # issue 29: chapter 19
     "prefill_chunk",  # issue 29: chapter 19, chunked prefill: positions and mask of one chunk

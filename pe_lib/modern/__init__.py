@@ -4,6 +4,7 @@ Numpy only. Used by chapters 13, 17, 18, 19 and 21.
 """
 
 from .cache_shift import (
+    SINK_CACHE_ENGINES,
     SLIDING_LAYOUTS,
     STALE_ROLES,
     context_shift,
@@ -112,6 +113,7 @@ __all__ = [
     "context_shift",
     "sliding_window_slots",
     "SLIDING_LAYOUTS",
+    "SINK_CACHE_ENGINES",
     "STALE_ROLES",
     "ROPE_TYPES",
     "RopeScalingWarning",

@@ -115,10 +115,14 @@ def context_shift(n_tokens: int, n_ctx: int, n_keep: int, *, n_discard: int = 0,
     the first :math:`k` tokens, drops the next :math:`m`, and moves the rest back by :math:`m`, turning their
     keys with ``rope_shift`` (:math:`\delta = -m`). :math:`k` = ``n_keep`` (``-1``: the whole prompt, here
     :math:`n`), plus one for the BOS token if ``add_bos``, at most :math:`n_\text{ctx} - 4`;
-    :math:`m` = ``n_discard`` if nonzero, else :math:`\lfloor (n - k)/2 \rfloor`.
+    :math:`m` = ``n_discard`` if nonzero, else :math:`\lfloor (n - k)/2 \rfloor`, then clamped to
+    :math:`m \le n - k - 1`: at least the newest token survives. (The clamp is llama.cpp PR 24786, in the
+    commit 0c1e57098 that llama-cpp-python 0.3.36 bundles and ``make reference-llamacpp`` runs; at the earlier
+    commit fb402660 an ``n_discard`` of all :math:`n - k` remaining tokens was taken as given.)
     Returns ``(new_positions, delta)``: int64 ``(n,)`` with the new position of each old position
     :math:`0..n-1` (``-1`` where dropped: :math:`k \le p < k + m`), and :math:`\delta = -m`.
-    Source: ``update_slots`` in ``tools/server/server-context.cpp`` (llama.cpp commit fb402660:
+    Source: ``update_slots`` in ``tools/server/server-context.cpp`` (llama.cpp commit 0c1e57098:
+    ``n_discard = std::clamp(n_discard, 0, std::max(0, n_left - 1))``, then
     ``llama_memory_seq_rm(n_keep, n_keep + n_discard)``, ``llama_memory_seq_add(..., -n_discard)``).
     """
     n = check_positive_int(n_tokens, name="n_tokens")
@@ -130,17 +134,21 @@ def context_shift(n_tokens: int, n_ctx: int, n_keep: int, *, n_discard: int = 0,
         raise ValueError(f"add_bos must be True or False, got {add_bos!r}")
     k = n if n_keep == -1 else int(n_keep)
     k = min(ctx - 4, k + int(add_bos))
-    m = m if m else (n - k) // 2  # n_left / 2 in C integer division (n - k >= 0 here)
-    if n + 1 < ctx or k + m > n:
-        raise ValueError(f"no context shift: it happens when n_tokens + 1 >= n_ctx and drops 1..{n - k} tokens "
-                         f"after the kept {k}; got n_tokens={n}, n_ctx={ctx}, n_discard={m}")
+    if n + 1 < ctx:
+        raise ValueError(f"no context shift: it happens when n_tokens + 1 >= n_ctx; got n_tokens={n}, n_ctx={ctx}")
+    m = m if m else (n - k) // 2  # n_left / 2 in C integer division (n - k >= 3 here: n >= ctx - 1, k <= ctx - 4)
+    m = min(m, n - k - 1)  # PR 24786: the newest token is never dropped
     p = np.arange(n)
     new = np.where(p < k, p, p - m)
     new[(p >= k) & (p < k + m)] = -1
     return new.astype(np.int64), -m
 
 
-def sink_cache_positions(n_tokens: int, start_size: int = 4, recent_size: int = 512) -> tuple[np.ndarray, np.ndarray]:
+SINK_CACHE_ENGINES = ("streaming-llm", "transformers")
+
+
+def sink_cache_positions(n_tokens: int, start_size: int = 4, recent_size: int = 512, *,
+                         engine: str = "streaming-llm") -> tuple[np.ndarray, np.ndarray]:
     r"""StreamingLLM's cache: which tokens it keeps after ``n_tokens``, and the position each is rotated at.
 
     Xiao et al. (2024) keep the first :math:`s` tokens, the *attention sinks* that models give much weight
@@ -150,15 +158,38 @@ def sink_cache_positions(n_tokens: int, start_size: int = 4, recent_size: int = 
     the next query at the slot after the last (``pos_shift/modify_llama.py``). So the offsets the model meets
     never exceed :math:`s + r`. Source: ``mit-han-lab/streaming-llm``, commit d729b3ff.
 
+    ``engine="transformers"``: the ``SinkCache(window_length=s + r, num_sink_tokens=s)`` that transformers
+    shipped until 4.52.4, fed one token at a time through the model's forward (a prompt shorter than
+    :math:`s + r` may come first). Same tokens kept, other positions: it stores keys rotated, gives each new
+    token the position :math:`e_t = \min(t, s + r)` (the cache length before it is added) and, at every step
+    from the one that fills the cache, turns every kept non-sink key back by one position, whether a token was
+    dropped or not. A kept token :math:`t \ge s` is therefore at :math:`e_t - (n - \max(t + 1, s + r - 1))`:
+    once the first :math:`r` tokens after the fill are gone, at its slot plus one, so position :math:`s` is
+    left empty; before that, the tokens cached when it filled sit one place further back still.
+    Source: ``SinkCache.update`` in ``transformers/cache_utils.py`` (4.52.4), run by ``make reference-sinks``.
+
+    ``n_tokens``, ``recent_size``: integers >= 1 (``recent_size`` >= 2 for ``"transformers"``, whose slice
+    keeps the whole cache when the window has one place besides the sinks); ``start_size``: integer >= 0.
     Returns ``(kept, positions)``: int64 arrays, the text positions of the cached tokens in order and the
-    position each key is rotated at (:math:`0..|\text{kept}|-1`).
+    position each key is rotated at (``"streaming-llm"``: :math:`0..|\text{kept}|-1`).
     """
     n = check_positive_int(n_tokens, name="n_tokens")
     s = check_positive_int(start_size, name="start_size", minimum=0)
     r = check_positive_int(recent_size, name="recent_size")
+    engine = check_choice(engine, SINK_CACHE_ENGINES, name="engine")
     p = np.arange(n)
     kept = p if n <= s + r else np.concatenate([p[:s], p[n - r:]])  # the sinks, then the most recent r
-    return kept.astype(np.int64), np.arange(kept.size, dtype=np.int64)
+    if engine == "streaming-llm":
+        return kept.astype(np.int64), np.arange(kept.size, dtype=np.int64)
+    if r < 2:
+        raise ValueError("engine='transformers' needs recent_size >= 2: with window_length = num_sink_tokens + 1, "
+                         "SinkCache's slice [-window_length + num_sink_tokens + 1:] is [0:], the whole cache, "
+                         f"which then grows without end; got recent_size={r}")
+    w = s + r  # window_length
+    entered = np.minimum(kept, w)  # the cache length when token t was added
+    turned_back = n - np.maximum(kept + 1, w - 1)  # steps after t that shift the cache (from the (w-1)-th on)
+    positions = np.where(kept < s, kept, entered - np.maximum(turned_back, 0))
+    return kept.astype(np.int64), positions.astype(np.int64)
 
 
 def prefix_cache_hit(cached_tokens, tokens, block_size: int) -> int:

@@ -192,12 +192,15 @@ def shifted_by_hand(n_tokens, n_ctx, n_keep, n_discard, add_bos):
     keep = min(n_ctx - 4, keep + (1 if add_bos else 0))
     discard = n_discard or (n_tokens - keep) // 2
     cache = list(range(n_tokens))
+    while keep + discard >= n_tokens:  # llama.cpp PR 24786 (commit 0c1e57098): the newest token always stays
+        discard -= 1
     del cache[keep:keep + discard]
     return [cache.index(p) if p in cache else -1 for p in range(n_tokens)], -discard
 
 
 @pytest.mark.parametrize(("n_ctx", "n_keep", "n_discard", "add_bos"),
-                         [(16, 0, 0, True), (16, 4, 0, False), (16, -1, 0, True), (32, 3, 5, True), (9, 2, 0, False)])
+                         [(16, 0, 0, True), (16, 4, 0, False), (16, -1, 0, True), (32, 3, 5, True), (9, 2, 0, False),
+                          (16, 4, 10, True), (16, 4, 9, True), (16, 4, 40, False)])
 def test_context_shift_against_a_list(n_ctx, n_keep, n_discard, add_bos):
     n_tokens = n_ctx - 1  # the shift happens when n_tokens + 1 >= n_ctx
     new, delta = pe_lib.context_shift(n_tokens, n_ctx, n_keep, n_discard=n_discard, add_bos=add_bos)
@@ -218,9 +221,21 @@ def test_context_shift_by_hand_and_with_rope_shift():
     np.testing.assert_allclose(turned[moved], pe_lib.rope(keys[moved], new[moved].astype(float)), atol=1e-12)
 
 
+def test_context_shift_never_drops_the_newest_token():
+    # llama.cpp PR 24786 (server-context.cpp at commit 0c1e57098, the one make reference-llamacpp runs): n_discard
+    # is clamped to n_left - 1. 15 tokens, 4 + BOS = 5 kept, n_left = 10: asking for 10 (or 40) drops 9, and the
+    # newest token, position 14, moves back by 9 to position 5, right after the kept ones
+    for asked in (10, 40):
+        new, delta = pe_lib.context_shift(15, 16, 4, n_discard=asked)
+        assert new.tolist() == [0, 1, 2, 3, 4] + [-1] * 9 + [5] and delta == -9
+    new, delta = pe_lib.context_shift(15, 16, 4, n_discard=9)  # below the clamp: taken as given
+    assert new.tolist() == [0, 1, 2, 3, 4] + [-1] * 9 + [5] and delta == -9
+    new, delta = pe_lib.context_shift(15, 16, 4, n_discard=8)
+    assert new.tolist() == [0, 1, 2, 3, 4] + [-1] * 8 + [5, 6] and delta == -8
+
+
 @pytest.mark.parametrize(("kwargs", "message"), [
     (dict(n_tokens=10, n_ctx=16, n_keep=4), "no context shift"),
-    (dict(n_tokens=15, n_ctx=16, n_keep=4, n_discard=20), "no context shift"),
     (dict(n_tokens=15, n_ctx=16, n_keep=-2), "n_keep must be an integer >= -1"),
     (dict(n_tokens=15, n_ctx=16, n_keep=True), "n_keep must be an integer >= -1"),
     (dict(n_tokens=15, n_ctx=4, n_keep=1), "n_ctx must be an integer >= 5"),
@@ -253,6 +268,48 @@ def test_sink_cache_positions_against_start_recent_slicing(n):
     kept, positions = pe_lib.sink_cache_positions(n, s, r)
     cache = list(range(n)) if n <= s + r else list(range(n))[:s] + list(range(n))[n - r:]
     assert kept.tolist() == cache and positions.max() < s + r
+
+
+def sink_cache_by_steps(n, sinks, window, prompt):
+    """Independent re-enactment of transformers 4.52.4's SinkCache.update, one call per forward: a list of
+    [text position, rotated at]. Each call's tokens get positions from the cache length; a full cache keeps its
+    sinks and its last window - sinks - k entries, turned back by k, then appends the k new ones."""
+    cache = []
+    calls = [list(range(prompt))] + [[t] for t in range(prompt, n)]
+    for new in calls:
+        k, length = len(new), len(cache)
+        entries = [[t, length + i] for i, t in enumerate(new)]
+        if not cache or k + length < window:
+            cache += entries
+        else:
+            moved = [[t, p - k] for t, p in cache[-window + sinks + k:]]
+            cache = cache[:sinks] + moved + entries
+    return [t for t, _ in cache], [p for _, p in cache]
+
+
+@pytest.mark.parametrize(("n", "sinks", "recent"), [(5, 3, 7), (9, 3, 7), (10, 3, 7), (11, 3, 7), (13, 3, 7),
+                                                    (17, 3, 7), (40, 4, 8), (20, 0, 8), (12, 4, 2), (100, 4, 32)])
+def test_sink_cache_positions_transformers_against_its_steps(n, sinks, recent):
+    kept, positions = pe_lib.sink_cache_positions(n, sinks, recent, engine="transformers")
+    tokens, rotated = sink_cache_by_steps(n, sinks, sinks + recent, prompt=min(n, 2))
+    assert kept.tolist() == tokens and positions.tolist() == rotated
+    assert kept.tolist() == pe_lib.sink_cache_positions(n, sinks, recent)[0].tolist()  # same tokens as the authors'
+
+
+def test_sink_cache_positions_transformers_by_hand():
+    # window 10 with 3 sinks, 17 tokens: 0-2 and 10-16 kept (as in StreamingLLM with r = 7), but the recent ones
+    # are rotated at 4..10, one place later than StreamingLLM's 3..9: position 3 is left empty
+    kept, positions = pe_lib.sink_cache_positions(17, 3, 7, engine="transformers")
+    assert kept.tolist() == [0, 1, 2, 10, 11, 12, 13, 14, 15, 16]
+    assert positions.tolist() == [0, 1, 2, 4, 5, 6, 7, 8, 9, 10]
+    # the step that fills the window drops nothing but still turns tokens 3-8 back by one: 3 sits on 2
+    assert pe_lib.sink_cache_positions(10, 3, 7, engine="transformers")[1].tolist() == [0, 1, 2, 2, 3, 4, 5, 6, 7, 9]
+    with pytest.raises(ValueError, match="engine"):
+        pe_lib.sink_cache_positions(17, 3, 7, engine="hf")
+    # one place besides the sinks: SinkCache's slice [-1 + 1:] is [0:] and the cache never drops anything
+    assert len(sink_cache_by_steps(12, 4, 5, prompt=2)[0]) > 5
+    with pytest.raises(ValueError, match="recent_size >= 2"):
+        pe_lib.sink_cache_positions(12, 4, 1, engine="transformers")
 
 
 def test_sink_cache_positions_rejects_bad_sizes():

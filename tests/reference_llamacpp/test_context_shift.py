@@ -31,8 +31,9 @@ TOLERANCE = 64 * EPS32
 # tolerance at least (the table at the end prints by how much it does).
 CLEARLY = 100 * TOLERANCE
 
-# (tokens in the full cache, n_keep, n_discard): n_keep -1 keeps the whole prompt, n_discard 0 is the default
-CASES = [(31, 4, 0), (31, 0, 0), (31, 10, 0), (31, 4, 3), (31, 20, 0), (31, -1, 0), (31, 4, 7)]
+# (tokens in the full cache, n_keep, n_discard): n_keep -1 keeps the whole prompt, n_discard 0 is the default;
+# (31, 4, 26) asks for all n_left = 26 tokens after the 5 kept, which pe_lib clamps to 25 as PR 24786 does
+CASES = [(31, 4, 0), (31, 0, 0), (31, 10, 0), (31, 4, 3), (31, 20, 0), (31, -1, 0), (31, 4, 7), (31, 4, 26)]
 
 
 def _shift_plan(n_tokens: int, n_keep: int, n_discard: int):
