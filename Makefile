@@ -7,8 +7,8 @@ BIN := $(VENV)/bin
 BOOKOUT ?= .
 HTML := $(BOOKOUT)/_build/html
 NOTEBOOKS := $(sort $(wildcard notebooks/*.ipynb))
-# the chapters that train models (JAX); tools/kernel_check.py's TRAINED names the same (tests/test_pipeline.py)
-TRAINED_NOTEBOOKS := $(filter notebooks/14_% notebooks/15_% notebooks/16_% notebooks/19_% notebooks/20_%,$(NOTEBOOKS))
+# the chapters that train models or read trained ones (JAX); tools/kernel_check.py's TRAINED names the same (tests/test_pipeline.py)
+TRAINED_NOTEBOOKS := $(filter notebooks/14_% notebooks/15_% notebooks/16_% notebooks/19_% notebooks/20_% notebooks/21_%,$(NOTEBOOKS))
 # Browser tests need Chromium; `.ci/run` installs it. REQUIRE_BROWSER=1 turns "not run" into a failure.
 REQUIRE_BROWSER ?= 0
 # The kernel check (make kernels) needs an x86-64 processor that runs two other OpenBLAS core types;
@@ -180,7 +180,7 @@ MUTATE_MODERN := modern.rope_scaling modern.context_extension modern.timestep mo
 MUTATE_TRAINED := trained.transformer trained.tasks trained.training trained.runs trained.model_analysis \
   trained.baselines trained.attention_offsets trained.explicit_positions trained.head_terms trained.protocol \
   trained.corpus trained.language_model trained.text_runs trained.sweeps trained.robustness \
-  trained.text_interventions trained.paper_tables trained.flops trained.mechanisms
+  trained.text_interventions trained.paper_tables trained.flops trained.mechanisms trained.layer_runs
 MUTATE ?= $(MUTATE_ENCODINGS) numpy_model.attention numpy_model.layers $(MUTATE_ANALYSIS) $(MUTATE_MODERN) \
   $(MUTATE_TRAINED) book.numbers book.rounding book.installed book.late_pins _validate
 MUTATE_JOBS ?= 2

@@ -56,7 +56,7 @@ TRAINED_CORE_TYPE = "Sandybridge"
 # the name OpenBLAS reports for a core type it was asked for: the pip wheels' OpenBLAS (built without
 # DYNAMIC_OLDER) serves Prescott with its generic x86-64 kernels, which it calls Katmai
 LOADED_AS = {"Prescott": {"Prescott", "Katmai"}}
-TRAINED = ("14_", "15_", "16_", "19_", "20_")  # chapters that train models (JAX)
+TRAINED = ("14_", "15_", "16_", "19_", "20_", "21_")  # chapters that train models or read trained ones (JAX)
 
 
 def cpu_flags(cpuinfo: str) -> set[str]:
