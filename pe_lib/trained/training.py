@@ -220,9 +220,10 @@ def _inputs(config: TransformerConfig, seq_len: int, max_offset: int | None = No
 
 
 def _shared(config: TransformerConfig) -> TransformerConfig:
-    """What a compiled step depends on: the sizes, not the task, encoding, seed, learning rate, initial
+    """What a compiled step depends on: the sizes and whether the encoding is T5's (the others skip its trained
+    bias, :func:`pe_lib.trained.transformer.forward`), not the task, encoding, seed, learning rate, initial
     scale of the learned table or number of steps (those enter as data)."""
-    return dataclasses.replace(config, task="reverse", encoding="none", seed=0, steps=1, offset=1,
+    return dataclasses.replace(config, task="reverse", encoding="t5" if config.encoding == "t5" else "none", seed=0, steps=1, offset=1,
                                learning_rate=1.0, learned_init_std=1.0, rope_scaling=())
 
 
@@ -248,7 +249,7 @@ def _compiled(config: TransformerConfig):
         return jax.tree_util.tree_unflatten(tree, arrays)
 
     def loss_of_vector(theta, tokens, targets, counts, inputs):
-        return tf.loss_fn(unravel(theta), tokens, targets, counts, inputs)
+        return tf.loss_fn(unravel(theta), tokens, targets, counts, inputs, relative=config.encoding == "t5")
 
     def run_chunk(carry, learning_rate, tokens, targets, counts, active, inputs):
         def step(carry, batch):

@@ -269,8 +269,12 @@ def _layer_inputs(inputs, bias, layer: int):
     return {"cos": inputs["cos"][layer], "sin": inputs["sin"][layer]}, bias[layer]
 
 
-def forward(params, tokens, inputs, *, collect: bool = False, scores: bool = False):
+def forward(params, tokens, inputs, *, collect: bool = False, scores: bool = False, relative: bool = True):
     r"""Logits ``(B, L, V)`` for integer ``tokens`` ``(B, L)``; ``inputs`` from :func:`position_inputs`.
+
+    ``relative=False`` leaves out T5's trained bias :math:`b_{h,\mathrm{bucket}(j-i)}`: the same logits for every
+    encoding but ``"t5"`` (whose ``inputs`` scale that bias by exactly 0), without the cost of its gradient, a sum
+    over the batch of every score (the training step of the other encodings compiles with ``False``).
 
     With ``collect=True`` returns ``(logits, states, weights)``: the residual stream
     ``(n_layers + 1, B, L, d_model)`` (index 0 is :math:`x^{(0)}`, index :math:`\ell` the output of
@@ -278,8 +282,9 @@ def forward(params, tokens, inputs, *, collect: bool = False, scores: bool = Fal
     """
     x = params["embed"][tokens]  # E[t_i], (B, L, d_model)
     x = x + inputs["table"] + inputs["learned"] * params["pos"][inputs["rows"]]  # + PE(i) or W_pos[i]
-    t5 = inputs["t5"] * jnp.moveaxis(params["rel_bias"][inputs["buckets"]], -1, -3)  # b_{h,bucket(j-i)}: (..., H, L, L)
-    bias = inputs["bias"] + t5  # one relative bias for all layers, as in T5
+    bias = inputs["bias"]
+    if relative:  # + b_{h,bucket(j-i)}: (..., H, L, L), one relative bias for all layers, as in T5
+        bias = bias + inputs["t5"] * jnp.moveaxis(params["rel_bias"][inputs["buckets"]], -1, -3)
     states, maps = [x], []
     for layer, block in enumerate(params["blocks"]):
         seen, b = _layer_inputs(inputs, bias, layer)
@@ -294,10 +299,10 @@ def forward(params, tokens, inputs, *, collect: bool = False, scores: bool = Fal
     return logits
 
 
-def loss_fn(params, tokens, targets, counts, inputs):
+def loss_fn(params, tokens, targets, counts, inputs, *, relative: bool = True):
     r"""Mean cross-entropy :math:`-\log p(y_i \mid \text{tokens})` over the positions that count
-    (``counts``, ``(L,)`` bools) of every sequence."""
-    logits = forward(params, tokens, inputs)
+    (``counts``, ``(L,)`` bools) of every sequence; ``relative`` as :func:`forward`."""
+    logits = forward(params, tokens, inputs, relative=relative)
     logp = jax.nn.log_softmax(logits, axis=-1)  # (B, L, V)
     nll = -jnp.take_along_axis(logp, targets[..., None], axis=-1)[..., 0]  # -log p(y_i), (B, L)
     weight = counts.astype(nll.dtype)  # 1 where the target counts

@@ -326,13 +326,37 @@ def test_default_seed_is_0_and_train_transformers_does_not_nudge_by_default(shor
 
 def test_configs_that_differ_only_in_data_share_one_compiled_step():
     """Task, encoding, seed, steps, offset, learning rate and the learned table's scale enter the compiled
-    step as data: _shared maps configs that differ only in those to one key; the sizes keep theirs."""
+    step as data: _shared maps configs that differ only in those to one key; the sizes keep theirs, and T5
+    (whose step also trains its bias) has a step of its own."""
     a = training._config("lookback", "rope", seq_len=8, steps=7, seed=3, d_model=8, n_layers=1, n_heads=2,
                          batch_size=2, learning_rate=1e-2, vocab_size=5, offset=2, learned_init_std=0.3)
-    b = training._config("reverse", "t5", seq_len=8, steps=1, seed=0, d_model=8, n_layers=1, n_heads=2,
+    b = training._config("reverse", "alibi", seq_len=8, steps=1, seed=0, d_model=8, n_layers=1, n_heads=2,
                          batch_size=2, learning_rate=3e-3, vocab_size=5, offset=1)
+    t5 = dataclasses.replace(b, encoding="t5", seed=4)
     assert training._shared(a) == training._shared(b)
+    assert training._shared(t5) == training._shared(dataclasses.replace(a, encoding="t5"))
+    assert training._shared(t5) != training._shared(b)
     assert training._shared(a) != training._shared(dataclasses.replace(b, d_model=16))
+
+
+@pytest.mark.parametrize("encoding", ["none", "sinusoidal", "learned", "rope", "alibi"])
+def test_the_step_without_t5s_bias_trains_the_same_bits(encoding):
+    """The other encodings' step leaves out T5's bias (scaled by exactly 0 for them): trained by T5's step
+    instead, which computes it and its gradient, every weight and loss is the same to the last bit."""
+    config = training._config("lookback", encoding, seq_len=12, steps=30, seed=0, d_model=16, n_layers=2,
+                               n_heads=2, batch_size=4, learning_rate=1e-2, vocab_size=8, offset=2)
+    with_t5 = dataclasses.replace(training._shared(config), encoding="t5")
+    own = training._train(config, (0, 1), False)
+    original = training._compiled
+    try:
+        training._compiled = lambda shared: original(with_t5)
+        full = training._train(config, (0, 1), False)
+    finally:
+        training._compiled = original
+    for mine, theirs in zip(own, full, strict=True):
+        np.testing.assert_array_equal(training._flatten(mine.params), training._flatten(theirs.params))
+        np.testing.assert_array_equal(mine.losses, theirs.losses)
+    assert not np.array_equal(training._flatten(own[0].params), training._flatten(own[0].initial_params))
 
 
 def test_accuracy_and_loss_read_the_models_own_vocabulary_and_offset():
