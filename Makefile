@@ -181,7 +181,7 @@ MUTATE_MODERN := modern.rope_scaling modern.context_extension modern.timestep mo
 MUTATE_TRAINED := trained.transformer trained.tasks trained.training trained.runs trained.model_analysis \
   trained.baselines trained.attention_offsets trained.explicit_positions trained.head_terms trained.protocol \
   trained.corpus trained.language_model trained.text_runs trained.sweeps trained.robustness \
-  trained.text_interventions trained.paper_tables trained.flops trained.mechanisms trained.layer_runs
+  trained.text_interventions trained.paper_tables trained.flops trained.mechanisms trained.layer_runs trained.scale_runs
 MUTATE ?= $(MUTATE_ENCODINGS) numpy_model.attention numpy_model.layers $(MUTATE_ANALYSIS) $(MUTATE_MODERN) \
   $(MUTATE_TRAINED) book.numbers book.rounding book.installed book.late_pins _validate
 MUTATE_JOBS ?= 2

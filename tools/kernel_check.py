@@ -87,13 +87,17 @@ def nbval(notebooks: list[Path], env: dict, label: str, log: Path) -> bool:
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env",
            "-n", os.environ.get("KERNEL_JOBS", "2"), "--dist", "loadscope", "--nbval-kernel-startup-timeout", "180",
            "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", "-o", "addopts=", "-o", "testpaths=", "-q",
-           *map(str, notebooks)]
+           "--durations=8", *map(str, notebooks)]
     start = time.perf_counter()
     with log.open("w") as fh:
         result = subprocess.run(cmd, env=env, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT)
     summary = [line for line in log.read_text().splitlines() if re.search(r"\d+ (passed|failed)", line)]
     print(f"  {label}: {summary[-1].strip('= ') if summary else 'no summary'} "
           f"({time.perf_counter() - start:.0f} s; log {log.relative_to(ROOT)})", flush=True)
+    slowest = re.findall(r"^(\d+\.\d+)s call\s+(\S+)", log.read_text(), flags=re.M)[:3]
+    if slowest:  # where the time went (pytest --durations): the three slowest cells
+        print("    slowest cells: " + "; ".join(f"{name.replace('notebooks/', '')} {float(s):.0f} s"
+                                                for s, name in slowest), flush=True)
     if result.returncode != 0:
         print("".join(f"    {line}\n" for line in log.read_text().splitlines() if line.startswith("FAILED")), end="")
     return result.returncode == 0

@@ -223,8 +223,8 @@ def _shared(config: TransformerConfig) -> TransformerConfig:
     """What a compiled step depends on: the sizes and whether the encoding is T5's (the others skip its trained
     bias, :func:`pe_lib.trained.transformer.forward`), not the task, encoding, seed, learning rate, initial
     scale of the learned table or number of steps (those enter as data)."""
-    return dataclasses.replace(config, task="reverse", encoding="t5" if config.encoding == "t5" else "none", seed=0, steps=1, offset=1,
-                               learning_rate=1.0, learned_init_std=1.0, rope_scaling=())
+    return dataclasses.replace(config, task="reverse", encoding="t5" if config.encoding == "t5" else "none", seed=0,
+                               steps=1, offset=1, learning_rate=1.0, learned_init_std=1.0, rope_scaling=())
 
 
 @functools.lru_cache(maxsize=32)
