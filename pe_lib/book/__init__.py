@@ -4,13 +4,14 @@ Used by every chapter; change it only together with the website (tests/browser).
 """
 
 from .figures import figure_digest, show, shown
-from .numbers import magnitude_text
+from .numbers import magnitude_text, seed_table
 from .rounding import below
 
 __all__ = [
     "below",
     "figure_digest",
     "magnitude_text",
+    "seed_table",
     "show",
     "shown",
 ]
