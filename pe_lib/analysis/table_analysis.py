@@ -203,11 +203,11 @@ def position_regression_splits(table, components=(None,), *, splits: int = 200, 
         lam, vec = np.linalg.eigh(gram)  # ascending
         lam, vec = lam[:, ::-1], vec[:, :, ::-1]  # largest first
         target = ((positions - mean_p[:, None])[:, None] @ fit_on @ vec)[:, 0]  # (c, d): V^T X_c^T (p - p̄)
-        along = centred @ vec  # (c, n, d): every row's coordinates along V
         for i, k in enumerate(components):
             keep = lam > np.finfo(np.float64).eps * d * lam[:, :1] if k is None else np.arange(d) < k
             coef = np.where(keep, target / np.where(keep, lam, 1.0), 0.0)  # (c, d): Λ_k^{-1} V_k^T X_c^T (p - p̄)
-            guess = np.round(mean_p[:, None] + (along @ coef[..., None])[..., 0])  # (c, n)
+            beta = (vec @ coef[..., None])[..., 0]  # (c, d): the map V_k Λ_k^{-1} V_k^T X_c^T (p - p̄) in the columns
+            guess = np.round(mean_p[:, None] + (centred @ beta[..., None])[..., 0])  # (c, n)
             miss = np.abs(guess - positions)
             errors[i, start:start + chunk, 0] = (miss * ~train).sum(axis=1) / (~train).sum(axis=1)
             errors[i, start:start + chunk, 1] = (miss * train).sum(axis=1) / train.sum(axis=1)
