@@ -35,7 +35,7 @@ help:
 	@echo "make serve    serve the built website on http://127.0.0.1:8000"
 	@echo "make lab      open the notebooks in JupyterLab"
 	@echo "make execute  re-run every notebook in place, deterministically (refreshes stored outputs)"
-	@echo "make experiments  re-run the stored runs chapters 14-16, 20 and 21 read (about 1.5 hours; not part of make test)"
+	@echo "make experiments  re-run the stored runs chapters 14-16, 20 and 21 read (about 2.5 hours; not part of make test)"
 	@echo "make bench    run the benchmarks (not part of make test)"
 	@echo "make mutate   mutation testing of pe_lib's formula modules (not part of make test; slow)"
 	@echo "make reference  compare pe_lib with the real transformers and diffusers (own venv with torch CPU; not part of make test)"

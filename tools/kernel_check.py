@@ -94,7 +94,7 @@ def nbval(notebooks: list[Path], env: dict, label: str, log: Path) -> bool:
     summary = [line for line in log.read_text().splitlines() if re.search(r"\d+ (passed|failed)", line)]
     print(f"  {label}: {summary[-1].strip('= ') if summary else 'no summary'} "
           f"({time.perf_counter() - start:.0f} s; log {log.relative_to(ROOT)})", flush=True)
-    slowest = re.findall(r"^(\d+\.\d+)s call\s+(\S+)", log.read_text(), flags=re.M)[:3]
+    slowest = re.findall(r"^(\d+\.\d+)s call\s+(\S+::Cell \d+)", log.read_text(), flags=re.M)[:3]
     if slowest:  # where the time went (pytest --durations): the three slowest cells
         print("    slowest cells: " + "; ".join(f"{name.replace('notebooks/', '')} {float(s):.0f} s"
                                                 for s, name in slowest), flush=True)
