@@ -65,6 +65,8 @@ def test_orders_and_where_they_settle():
     assert scale_runs.orders(final) == {100: ["b", "a", "c"], 200: ["c", "a", "b"], 300: ["a", "b", "c"],
                                         400: ["a", "b", "c"]}
     assert scale_runs.settled_from(final) == 300
+    steady = _final({"a": {100: 2.0, 200: 1.0}, "b": {100: 3.0, 200: 2.0}})
+    assert scale_runs.settled_from(steady) == 100  # the same order at every checkpoint: settled from the first
     final["c"]["curve"]["300"] = [2.3] * 3  # c ahead of b at 300: the order of the end holds only at 400
     assert scale_runs.settled_from(final) == 400
     del final["c"]["curve"]["400"]  # only the checkpoints every configuration has are compared
