@@ -87,7 +87,7 @@ def nbval(notebooks: list[Path], env: dict, label: str, log: Path) -> bool:
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env",
            "-n", os.environ.get("KERNEL_JOBS", "2"), "--dist", "loadscope", "--nbval-kernel-startup-timeout", "180",
            "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", "-o", "addopts=", "-o", "testpaths=", "-q",
-           "--durations=8", *map(str, notebooks)]
+           "--durations=0", *map(str, notebooks)]
     start = time.perf_counter()
     with log.open("w") as fh:
         result = subprocess.run(cmd, env=env, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT)
