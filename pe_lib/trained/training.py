@@ -51,6 +51,14 @@ VALIDATION_SEED = 54321  # the sequences settings are chosen on: neither trainin
 # where it does not converge: a last-bit difference moves those accuracies by tenths of a point).
 # Measured: code capped at SSE4.2 gives the same bits as AVX2 here. This is a guard, not a proof:
 # library kernels that XLA calls may still choose per CPU. Other architectures keep XLA's default.
+# Measured since (jax 0.10.2): they do. XLA hands dots and reductions to YNNPACK ("__ynn_fusion"),
+# whose kernels are picked at run time from the processor, past this cap. On an AMD EPYC (Zen 4)
+# chapter 19's models (L = 32) train other last bits than on the Intel machine that stored them, and
+# nine of its outputs moved by a tenth of a point; at L = 16 (chapters 14-16) the bits agree. With
+# xla_cpu_experimental_ynn_fusion_type="" XLA compiles those ops itself, and the bits are the same
+# under the caps SSE4_2, AVX2 and AVX512 (three configurations at L = 16 and 32), at a cost of about
+# 10% (d_model 64, L 128) to 20% (d_model 32, L 16) per step. Not switched off yet: it changes every
+# trained bit, so every stored run of make experiments would have to be trained again.
 X86_MAX_ISA = "AVX2"
 
 
