@@ -143,7 +143,12 @@
 
   const markWideFormulas = () => {
     for (const math of document.querySelectorAll(".bd-article span.math")) {
-      math.classList.remove("book-wide");
+      // a formula that was wide at an earlier layout (before the fonts came, in a table that has since
+      // grown) loses its scroll box with its cue: the boxes below are updated only while they are wide
+      if (math.classList.contains("book-wide")) {
+        math.classList.remove("book-wide", "book-scroll", "at-start", "at-end");
+        math.removeAttribute("tabindex");
+      }
       // the line's width: of the nearest box (a formula glued to its punctuation sits in an inline
       // span.book-nowrap, whose clientWidth is 0)
       let box = math.parentElement;
