@@ -73,8 +73,10 @@ tests/browser/node_modules/.package-lock.json: tests/browser/package.json tests/
 	$(NPM_CI) --prefix tests/browser
 	@touch $@
 
+# the site's own folders only: the kernel check's logs (_build/kernel_check), which make test prints the paths
+# of, outlive the build that follows it
 book: venv _ext/node_modules/.package-lock.json
-	rm -rf $(BOOKOUT)/_build
+	rm -rf $(BOOKOUT)/_build/html $(BOOKOUT)/_build/.doctrees $(BOOKOUT)/_build/jupyter_execute
 	$(BIN)/jupyter-book build . --builder html --path-output $(BOOKOUT) -W -n --keep-going
 	$(BIN)/python tools/site_report.py $(HTML)
 	@echo "The book is at $(abspath $(HTML))/index.html (make serve to browse it)"
@@ -121,7 +123,8 @@ lint: venv
 # per process: two processes whose OpenBLAS threads spin for the same two cores are many times slower.
 XDIST ?= -n 2
 unit: venv
-	OPENBLAS_NUM_THREADS=1 $(BIN)/pytest $(XDIST) -m "not browser" --cov=pe_lib --cov-branch --cov-report=term-missing:skip-covered --cov-fail-under=100
+	OPENBLAS_NUM_THREADS=1 $(BIN)/pytest $(XDIST) -m "not browser" --cov=pe_lib --cov-branch --cov-report=term-missing:skip-covered --cov-fail-under=100 \
+	  --durations=10
 
 # a kernel gets 180 s to start (nbval's default, 60 s, once ran out on a loaded 2-core machine and errored every
 # cell of a chapter); a cell still gets nbval's own limit
