@@ -35,7 +35,7 @@ help:
 	@echo "make serve    serve the built website on http://127.0.0.1:8000"
 	@echo "make lab      open the notebooks in JupyterLab"
 	@echo "make execute  re-run every notebook in place, deterministically (refreshes stored outputs)"
-	@echo "make experiments  re-run the stored runs chapters 14-16, 20 and 21 read (about 2.5 hours; not part of make test)"
+	@echo "make experiments  re-run the stored runs chapters 14-16, 20 and 21 read (about 3 hours; not part of make test)"
 	@echo "make bench    run the benchmarks (not part of make test)"
 	@echo "make mutate   mutation testing of pe_lib's formula modules (not part of make test; slow)"
 	@echo "make reference  compare pe_lib with the real transformers and diffusers (own venv with torch CPU; not part of make test)"
@@ -184,7 +184,8 @@ MUTATE_MODERN := modern.rope_scaling modern.context_extension modern.timestep mo
 MUTATE_TRAINED := trained.transformer trained.tasks trained.training trained.runs trained.model_analysis \
   trained.baselines trained.attention_offsets trained.explicit_positions trained.head_terms trained.protocol \
   trained.corpus trained.language_model trained.text_runs trained.sweeps trained.robustness \
-  trained.text_interventions trained.paper_tables trained.flops trained.mechanisms trained.layer_runs trained.scale_runs
+  trained.text_interventions trained.paper_tables trained.flops trained.mechanisms trained.layer_runs trained.scale_runs \
+  trained.bracketing
 MUTATE ?= $(MUTATE_ENCODINGS) numpy_model.attention numpy_model.layers $(MUTATE_ANALYSIS) $(MUTATE_MODERN) \
   $(MUTATE_TRAINED) book.numbers book.rounding book.installed book.late_pins _validate
 MUTATE_JOBS ?= 2
